@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Happy",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "happyserver", targets: ["happyserver"]),
+    ],
+    targets: [
+        // C libraries from Debian, wrapped with a small shim header each.
+        .systemLibrary(
+            name: "CWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+
+        // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
+        .target(name: "HappyCore"),
+
+        // The server: the only module that touches libwebsockets on the server side.
+        .target(name: "HappyServer", dependencies: ["HappyCore", "CWebSockets"]),
+
+        // WebSocket client on the libwebsockets client API.
+        .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
+
+        .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore"]),
+
+        .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
+        .testTarget(
+            name: "HappyServerTests",
+            dependencies: ["HappyCore", "HappyClientKit"]
+        ),
+    ]
+)

@@ -1,0 +1,40 @@
+#ifndef HAPPY_CWEBSOCKETS_SHIM_H
+#define HAPPY_CWEBSOCKETS_SHIM_H
+
+/* What Swift cannot import from libwebsockets directly (macros, variadics),
+ * re-exported as constants and inline functions. */
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+/* Headroom lws needs in front of every payload passed to lws_write(). */
+static const size_t happy_lws_pre = LWS_PRE;
+
+/* LWS_WRITE_* values as plain ints so Swift can combine them freely. */
+static const int happy_write_text = LWS_WRITE_TEXT;
+static const int happy_write_binary = LWS_WRITE_BINARY;
+static const int happy_write_http = LWS_WRITE_HTTP;
+static const int happy_write_http_final = LWS_WRITE_HTTP_FINAL;
+static const int happy_write_ping = LWS_WRITE_PING;
+
+/* Glibc's stdout cannot be referenced from Swift 6. */
+static inline FILE *happy_stdout(void) { return stdout; }
+static inline FILE *happy_stderr(void) { return stderr; }
+
+static inline void happy_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
+/* Raise the soft descriptor limit to the hard limit; returns the new soft limit. */
+static inline long happy_raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return (long)rl.rlim_cur;
+}
+
+#endif

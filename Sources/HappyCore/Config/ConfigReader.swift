@@ -1,0 +1,283 @@
+extension HappyConfig {
+    /// Parses the text of a `config.json` and validates it. `source` names the
+    /// file in error messages.
+    public static func parse(_ text: String, source: String = "config.json") throws(ConfigError) -> HappyConfig {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(text)
+        } catch {
+            throw ConfigError("\(source): not valid JSON (\(error))")
+        }
+        var reader = ConfigReader(source: source)
+        var config = HappyConfig()
+        try reader.read(json, into: &config)
+        try config.validate(source: source)
+        return config
+    }
+
+    /// Checks ranges and relations between keys.
+    public func validate(source: String = "config.json") throws(ConfigError) {
+        func fail(_ key: String, _ rule: String) -> ConfigError {
+            ConfigError("\(source): \(key) \(rule)")
+        }
+        guard !host.isEmpty else { throw fail("host", "must not be empty") }
+        guard (0...65535).contains(port) else { throw fail("port", "must be between 0 and 65535 (0 picks a free port)") }
+        guard !webRoot.isEmpty else { throw fail("webRoot", "must not be empty") }
+        guard !dataDir.isEmpty else { throw fail("dataDir", "must not be empty") }
+        guard Names.isValidRoom(defaultRoom) else { throw fail("defaultRoom", "must be 1-64 characters of A-Z a-z 0-9 _ -") }
+
+        guard (0...100).contains(scene.happiness) else { throw fail("scene.happiness", "must be between 0 and 100") }
+        guard scene.scaleMin > 0 else { throw fail("scene.scaleMin", "must be greater than 0") }
+        guard scene.scaleMax >= scene.scaleMin else { throw fail("scene.scaleMax", "must not be below scene.scaleMin") }
+        guard (scene.scaleMin...scene.scaleMax).contains(scene.scale) else {
+            throw fail("scene.scale", "must be between scene.scaleMin and scene.scaleMax")
+        }
+        guard (0...1).contains(scene.rate) else { throw fail("scene.rate", "must be between 0 and 1") }
+        guard RGBColor(hex: scene.fillColor) != nil else { throw fail("scene.fillColor", "must be a colour like \"#ff0000\"") }
+        guard RGBColor(hex: scene.strokeColor) != nil else { throw fail("scene.strokeColor", "must be a colour like \"#000000\"") }
+        guard (0...20).contains(scene.lineWidth) else { throw fail("scene.lineWidth", "must be between 0 and 20") }
+        guard scene.width > 0 else { throw fail("scene.width", "must be greater than 0") }
+        guard scene.height > 0 else { throw fail("scene.height", "must be greater than 0") }
+        guard scene.dragonSize > 0, scene.dragonSize <= scene.width else {
+            throw fail("scene.dragonSize", "must be greater than 0 and at most scene.width")
+        }
+        guard scene.step > 0 else { throw fail("scene.step", "must be greater than 0") }
+
+        guard limits.maxClients >= 1 else { throw fail("limits.maxClients", "must be at least 1") }
+        guard limits.maxRooms >= 1 else { throw fail("limits.maxRooms", "must be at least 1") }
+        guard (64...16_777_216).contains(limits.maxMessageBytes) else {
+            throw fail("limits.maxMessageBytes", "must be between 64 and 16777216")
+        }
+        guard limits.intentsPerSecond > 0 else { throw fail("limits.intentsPerSecond", "must be greater than 0") }
+        guard limits.intentBurst >= 1 else { throw fail("limits.intentBurst", "must be at least 1") }
+        guard limits.floodLimit >= 1 else { throw fail("limits.floodLimit", "must be at least 1") }
+        guard limits.maxQueuedBytes >= 1024 else { throw fail("limits.maxQueuedBytes", "must be at least 1024") }
+        guard limits.writeTimeoutSeconds > 0 else { throw fail("limits.writeTimeoutSeconds", "must be greater than 0") }
+        guard limits.pingIntervalSeconds > 0 else { throw fail("limits.pingIntervalSeconds", "must be greater than 0") }
+        guard limits.pingTimeoutSeconds > 0 else { throw fail("limits.pingTimeoutSeconds", "must be greater than 0") }
+        guard limits.historySize >= 0 else { throw fail("limits.historySize", "must not be negative") }
+        guard limits.presenceBroadcastMax >= 0 else { throw fail("limits.presenceBroadcastMax", "must not be negative") }
+
+        guard tls.cert.isEmpty == tls.key.isEmpty else { throw fail("tls", "needs both cert and key, or neither") }
+        if !cluster.redis.isEmpty, RedisURL(cluster.redis) == nil {
+            throw fail("cluster.redis", "must look like redis://[:password@]host:port/db")
+        }
+        guard ["debug", "info", "warn", "error"].contains(log.level) else {
+            throw fail("log.level", "must be one of debug, info, warn, error")
+        }
+        guard ["text", "json"].contains(log.format) else { throw fail("log.format", "must be \"text\" or \"json\"") }
+    }
+}
+
+/// Reads JSON into a `HappyConfig`, refusing unknown keys and wrong types.
+struct ConfigReader {
+    let source: String
+
+    mutating func read(_ json: JSONValue, into config: inout HappyConfig) throws(ConfigError) {
+        let root = try members(json, path: "")
+        for (key, value) in root {
+            switch key {
+            case "host": config.host = try string(value, key)
+            case "port": config.port = try integer(value, key)
+            case "webRoot": config.webRoot = try string(value, key)
+            case "dataDir": config.dataDir = try string(value, key)
+            case "defaultRoom": config.defaultRoom = try string(value, key)
+            case "compression": config.compression = try bool(value, key)
+            case "scene": try readScene(value, into: &config.scene)
+            case "limits": try readLimits(value, into: &config.limits)
+            case "persistence":
+                for (k, v) in try members(value, path: "persistence") {
+                    let name = "persistence.\(k)"
+                    switch k {
+                    case "enabled": config.persistence.enabled = try bool(v, name)
+                    case "fsync": config.persistence.fsync = try bool(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "auth":
+                for (k, v) in try members(value, path: "auth") {
+                    let name = "auth.\(k)"
+                    switch k {
+                    case "secret": config.auth.secret = try string(v, name)
+                    case "allowedOrigins": config.auth.allowedOrigins = try strings(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "tls":
+                for (k, v) in try members(value, path: "tls") {
+                    let name = "tls.\(k)"
+                    switch k {
+                    case "cert": config.tls.cert = try string(v, name)
+                    case "key": config.tls.key = try string(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "conformance":
+                for (k, v) in try members(value, path: "conformance") {
+                    let name = "conformance.\(k)"
+                    switch k {
+                    case "echo": config.conformance.echo = try bool(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "cluster":
+                for (k, v) in try members(value, path: "cluster") {
+                    let name = "cluster.\(k)"
+                    switch k {
+                    case "redis": config.cluster.redis = try string(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "log":
+                for (k, v) in try members(value, path: "log") {
+                    let name = "log.\(k)"
+                    switch k {
+                    case "level": config.log.level = try string(v, name)
+                    case "format": config.log.format = try string(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            default:
+                throw unknown(key)
+            }
+        }
+    }
+
+    private func readScene(_ json: JSONValue, into s: inout HappyConfig.SceneSection) throws(ConfigError) {
+        for (k, v) in try members(json, path: "scene") {
+            let name = "scene.\(k)"
+            switch k {
+            case "happiness": s.happiness = try integer(v, name)
+            case "scale": s.scale = try number(v, name)
+            case "scaleMin": s.scaleMin = try number(v, name)
+            case "scaleMax": s.scaleMax = try number(v, name)
+            case "rate": s.rate = try number(v, name)
+            case "fillColor": s.fillColor = try string(v, name)
+            case "strokeColor": s.strokeColor = try string(v, name)
+            case "lineWidth": s.lineWidth = try number(v, name)
+            case "dragonX": s.dragonX = try number(v, name)
+            case "dragonY": s.dragonY = try number(v, name)
+            case "width": s.width = try number(v, name)
+            case "height": s.height = try number(v, name)
+            case "dragonSize": s.dragonSize = try number(v, name)
+            case "step": s.step = try number(v, name)
+            default: throw unknown(name)
+            }
+        }
+    }
+
+    private func readLimits(_ json: JSONValue, into l: inout HappyConfig.LimitsSection) throws(ConfigError) {
+        for (k, v) in try members(json, path: "limits") {
+            let name = "limits.\(k)"
+            switch k {
+            case "maxClients": l.maxClients = try integer(v, name)
+            case "maxRooms": l.maxRooms = try integer(v, name)
+            case "maxMessageBytes": l.maxMessageBytes = try integer(v, name)
+            case "intentsPerSecond": l.intentsPerSecond = try number(v, name)
+            case "intentBurst": l.intentBurst = try integer(v, name)
+            case "floodLimit": l.floodLimit = try integer(v, name)
+            case "maxQueuedBytes": l.maxQueuedBytes = try integer(v, name)
+            case "writeTimeoutSeconds": l.writeTimeoutSeconds = try number(v, name)
+            case "pingIntervalSeconds": l.pingIntervalSeconds = try number(v, name)
+            case "pingTimeoutSeconds": l.pingTimeoutSeconds = try number(v, name)
+            case "historySize": l.historySize = try integer(v, name)
+            case "presenceBroadcastMax": l.presenceBroadcastMax = try integer(v, name)
+            default: throw unknown(name)
+            }
+        }
+    }
+
+    // MARK: typed reads
+
+    private func unknown(_ key: String) -> ConfigError {
+        ConfigError("\(source): unknown key \"\(key)\" (see the configuration reference in README.md)")
+    }
+
+    private func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> ConfigError {
+        ConfigError("\(source): \(key) must be \(expected), got \(value.kindName)")
+    }
+
+    private func members(_ json: JSONValue, path: String) throws(ConfigError) -> [(key: String, value: JSONValue)] {
+        guard case .object(let members) = json else {
+            throw ConfigError(path.isEmpty ? "\(source): the top level must be a JSON object"
+                                           : "\(source): \(path) must be an object, got \(json.kindName)")
+        }
+        var seen = Set<String>()
+        for member in members where !seen.insert(member.key).inserted {
+            throw ConfigError("\(source): key \"\(path.isEmpty ? "" : path + ".")\(member.key)\" appears twice")
+        }
+        return members
+    }
+
+    private func string(_ v: JSONValue, _ key: String) throws(ConfigError) -> String {
+        guard let s = v.stringValue else { throw wrongType(key, "a string", v) }
+        return s
+    }
+
+    private func bool(_ v: JSONValue, _ key: String) throws(ConfigError) -> Bool {
+        guard let b = v.boolValue else { throw wrongType(key, "true or false", v) }
+        return b
+    }
+
+    private func number(_ v: JSONValue, _ key: String) throws(ConfigError) -> Double {
+        guard let d = v.doubleValue, d.isFinite else { throw wrongType(key, "a number", v) }
+        return d
+    }
+
+    private func integer(_ v: JSONValue, _ key: String) throws(ConfigError) -> Int {
+        guard let d = v.doubleValue, d.isFinite, d == d.rounded(), abs(d) < 9e15 else {
+            throw wrongType(key, "an integer", v)
+        }
+        return Int(d)
+    }
+
+    private func strings(_ v: JSONValue, _ key: String) throws(ConfigError) -> [String] {
+        guard case .array(let list) = v else { throw wrongType(key, "a list of strings", v) }
+        var out: [String] = []
+        for item in list {
+            guard let s = item.stringValue else { throw wrongType(key, "a list of strings", v) }
+            out.append(s)
+        }
+        return out
+    }
+}
+
+/// `redis://[:password@]host:port[/db]`, as `cluster.redis` takes it.
+public struct RedisURL: Equatable, Sendable {
+    public var host: String
+    public var port: Int
+    public var database: Int
+    public var password: String?
+
+    public init?(_ text: String) {
+        guard text.hasPrefix("redis://") else { return nil }
+        var rest = Substring(text.dropFirst("redis://".count))
+        var password: String?
+        if let at = rest.lastIndex(of: "@") {
+            var credentials = rest[..<at]
+            if credentials.hasPrefix(":") { credentials = credentials.dropFirst() }
+            password = String(credentials)
+            rest = rest[rest.index(after: at)...]
+        }
+        var database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            let db = rest[rest.index(after: slash)...]
+            if !db.isEmpty {
+                guard let n = Int(db), n >= 0 else { return nil }
+                database = n
+            }
+            rest = rest[..<slash]
+        }
+        var port = 6379
+        if let colon = rest.lastIndex(of: ":") {
+            guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else { return nil }
+            port = p
+            rest = rest[..<colon]
+        }
+        guard !rest.isEmpty else { return nil }
+        host = String(rest)
+        self.port = port
+        self.database = database
+        self.password = password
+    }
+}

@@ -1,0 +1,108 @@
+/// The server's configuration: `config.json`, keys and defaults of
+/// PROTOCOL.md section 9. Every key is optional; unknown keys are errors.
+public struct HappyConfig: Equatable, Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var webRoot = "web"
+    public var dataDir = "data"
+    public var defaultRoom = "lobby"
+    public var scene = SceneSection()
+    public var limits = LimitsSection()
+    public var persistence = PersistenceSection()
+    public var auth = AuthSection()
+    public var tls = TLSSection()
+    public var compression = false
+    public var conformance = ConformanceSection()
+    public var cluster = ClusterSection()
+    public var log = LogSection()
+
+    public init() {}
+
+    public struct SceneSection: Equatable, Sendable {
+        public var happiness = 50
+        public var scale = 0.9
+        public var scaleMin = 0.1
+        public var scaleMax = 2.0
+        public var rate = 0.5
+        public var fillColor = "#ff0000"
+        public var strokeColor = "#000000"
+        public var lineWidth = 1.0
+        public var dragonX = 10.0
+        public var dragonY = 10.0
+        public var width = 375.0
+        public var height = 180.0
+        public var dragonSize = 100.0
+        public var step = 10.0
+    }
+
+    public struct LimitsSection: Equatable, Sendable {
+        public var maxClients = 10000
+        public var maxRooms = 1000
+        public var maxMessageBytes = 4096
+        public var intentsPerSecond = 60.0
+        public var intentBurst = 120
+        public var floodLimit = 100
+        public var maxQueuedBytes = 1_048_576
+        public var writeTimeoutSeconds = 30.0
+        public var pingIntervalSeconds = 20.0
+        public var pingTimeoutSeconds = 10.0
+        public var historySize = 1000
+        public var presenceBroadcastMax = 1000
+    }
+
+    public struct PersistenceSection: Equatable, Sendable {
+        public var enabled = true
+        public var fsync = true
+    }
+
+    public struct AuthSection: Equatable, Sendable {
+        public var secret = ""
+        public var allowedOrigins: [String] = []
+    }
+
+    public struct TLSSection: Equatable, Sendable {
+        public var cert = ""
+        public var key = ""
+        public var isEnabled: Bool { !cert.isEmpty }
+    }
+
+    public struct ConformanceSection: Equatable, Sendable {
+        public var echo = false
+    }
+
+    public struct ClusterSection: Equatable, Sendable {
+        public var redis = ""
+    }
+
+    public struct LogSection: Equatable, Sendable {
+        public var level = "info"
+        public var format = "text"
+    }
+
+    /// The reducer's rules derived from the `scene` section.
+    public var sceneRules: SceneRules {
+        let defaults = Scene(
+            face: Scene.Face(happiness: scene.happiness, scale: scene.scale),
+            heart: Scene.Heart(rate: scene.rate,
+                               fillColor: RGBColor(hex: scene.fillColor) ?? RGBColor(red: 255, green: 0, blue: 0),
+                               strokeColor: RGBColor(hex: scene.strokeColor) ?? RGBColor(red: 0, green: 0, blue: 0),
+                               lineWidth: scene.lineWidth == 0 ? 1 : scene.lineWidth),
+            dragon: Scene.Dragon(x: scene.dragonX, y: scene.dragonY, hidden: false))
+        return SceneRules(defaults: defaults,
+                          geometry: SceneGeometry(width: scene.width, height: scene.height,
+                                                  dragonSize: scene.dragonSize, step: scene.step),
+                          scaleMin: scene.scaleMin, scaleMax: scene.scaleMax)
+    }
+
+    public var welcomeLimits: WelcomeLimits {
+        WelcomeLimits(intentsPerSecond: limits.intentsPerSecond, intentBurst: limits.intentBurst,
+                      maxMessageBytes: limits.maxMessageBytes)
+    }
+}
+
+/// A configuration problem, naming the key and what is wrong with it.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,155 @@
+/// Appends compact JSON to a byte buffer. Wire messages are built with it
+/// directly (no intermediate dictionaries), optionally after `headroom` zero
+/// bytes that a transport can fill with its own framing in place.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8]
+    public let headroom: Int
+    private var needsComma = false
+
+    public init(headroom: Int = 0, capacity: Int = 256) {
+        self.headroom = headroom
+        bytes = []
+        bytes.reserveCapacity(headroom + capacity)
+        if headroom > 0 { bytes.append(contentsOf: repeatElement(0, count: headroom)) }
+    }
+
+    /// The JSON text written so far, without the headroom.
+    public var payload: ArraySlice<UInt8> { bytes[headroom...] }
+    public var payloadCount: Int { bytes.count - headroom }
+    public var text: String { String(decoding: payload, as: UTF8.self) }
+
+    // MARK: structure
+
+    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); needsComma = false }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
+    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); needsComma = false }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
+
+    /// Writes `"name":`; the next value call completes the member.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    public mutating func key(_ name: String) {
+        separate()
+        appendQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    // MARK: values
+
+    public mutating func string(_ value: String) { separate(); appendQuoted(value); needsComma = true }
+
+    public mutating func literal(_ value: StaticString) {
+        separate()
+        value.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        needsComma = true
+    }
+
+    public mutating func bool(_ value: Bool) { literal(value ? "true" : "false") }
+    public mutating func null() { literal("null") }
+
+    public mutating func int(_ value: Int) {
+        separate()
+        appendInteger(value)
+        needsComma = true
+    }
+
+    public mutating func uint(_ value: UInt64) {
+        separate()
+        if value <= UInt64(Int.max) { appendInteger(Int(value)) } else { bytes.append(contentsOf: Array(String(value).utf8)) }
+        needsComma = true
+    }
+
+    /// Writes a finite number in its shortest round-tripping form; integral
+    /// values print without a fraction (`10`, not `10.0`).
+    public mutating func number(_ value: Double) {
+        separate()
+        appendNumber(value)
+        needsComma = true
+    }
+
+    /// Copies already-encoded JSON (a nested object, say) verbatim.
+    public mutating func raw<C: Collection>(_ json: C) where C.Element == UInt8 {
+        separate()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
+    public mutating func value(_ json: JSONValue) {
+        switch json {
+        case .null: null()
+        case .bool(let b): bool(b)
+        case .number(let d): number(d)
+        case .string(let s): string(s)
+        case .array(let elements):
+            beginArray()
+            for element in elements { value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for member in members { key(member.key); value(member.value) }
+            endObject()
+        }
+    }
+
+    // MARK: helpers
+
+    private mutating func separate() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    private mutating func appendInteger(_ value: Int) {
+        if value == 0 { bytes.append(UInt8(ascii: "0")); return }
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(buffer[i]) }
+        }
+    }
+
+    private mutating func appendNumber(_ value: Double) {
+        guard value.isFinite else { bytes.append(contentsOf: Array("null".utf8)); return }
+        if value == value.rounded(), abs(value) < 9.0e15 {
+            appendInteger(Int(value))
+            return
+        }
+        bytes.append(contentsOf: Array(value.description.utf8))
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private mutating func appendQuoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
+            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case 0x00..<0x20, 0x7F:
+                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

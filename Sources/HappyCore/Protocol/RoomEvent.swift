@@ -1,0 +1,67 @@
+/// One numbered change of a room, broadcast to all its clients.
+public struct RoomEvent: Equatable, Sendable {
+    public var seq: UInt64
+    public var time: Int64
+    public var room: String
+    public var name: EventName
+    public var sender: Participant
+    public var changes: [SceneChange]
+    public var state: Scene
+
+    public init(seq: UInt64, time: Int64, room: String, name: EventName, sender: Participant,
+                changes: [SceneChange], state: Scene) {
+        self.seq = seq
+        self.time = time
+        self.room = room
+        self.name = name
+        self.sender = sender
+        self.changes = changes
+        self.state = state
+    }
+}
+
+/// The content of a `welcome` message.
+public struct Welcome: Sendable {
+    public var room: String
+    public var you: Participant
+    public var role: Role
+    public var epoch: String
+    public var seq: UInt64
+    public var state: Scene
+    public var geometry: SceneGeometry
+    public var presence: [Participant]
+    public var presenceCount: Int
+    public var serverTime: Int64
+    public var recovered: Bool
+    public var limits: WelcomeLimits
+
+    public init(room: String, you: Participant, role: Role, epoch: String, seq: UInt64, state: Scene,
+                geometry: SceneGeometry, presence: [Participant], presenceCount: Int, serverTime: Int64,
+                recovered: Bool, limits: WelcomeLimits) {
+        self.room = room
+        self.you = you
+        self.role = role
+        self.epoch = epoch
+        self.seq = seq
+        self.state = state
+        self.geometry = geometry
+        self.presence = presence
+        self.presenceCount = presenceCount
+        self.serverTime = serverTime
+        self.recovered = recovered
+        self.limits = limits
+    }
+}
+
+/// The limits a client is told about in `welcome`.
+public struct WelcomeLimits: Equatable, Sendable {
+    public var intentsPerSecond: Double
+    public var intentBurst: Int
+    public var maxMessageBytes: Int
+
+    public init(intentsPerSecond: Double, intentBurst: Int, maxMessageBytes: Int) {
+        self.intentsPerSecond = intentsPerSecond
+        self.intentBurst = intentBurst
+        self.maxMessageBytes = maxMessageBytes
+    }
+}

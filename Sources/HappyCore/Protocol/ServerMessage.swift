@@ -1,0 +1,134 @@
+/// A server→client message as a client reads it (the client side of section 3).
+public enum ServerMessage: Sendable {
+    case welcome(WelcomeMessage)
+    case event(EventMessage)
+    case ack(id: String?, seq: UInt64, result: String)
+    case error(WireError)
+    case presence(joined: Participant?, left: Participant?)
+    case resync(seq: UInt64, state: Scene)
+    case pong(id: String?, serverTime: Int64)
+    case other(JSONValue)
+
+    /// Parses one message; nil when the text is not a JSON object.
+    public static func decode(_ text: String) -> (ServerMessage, JSONValue)? {
+        guard let json = try? JSONParser.parse(text, maxDepth: 64), json.isObject else { return nil }
+        return (decode(json), json)
+    }
+
+    public static func decode(_ json: JSONValue) -> ServerMessage {
+        switch json["type"]?.stringValue {
+        case "welcome":
+            if let welcome = WelcomeMessage(json: json) { return .welcome(welcome) }
+        case "event":
+            if let event = EventMessage(json: json) { return .event(event) }
+        case "ack":
+            if let seq = json["seq"]?.doubleValue {
+                return .ack(id: json["id"]?.stringValue, seq: UInt64(max(0, seq)),
+                            result: json["result"]?.stringValue ?? "")
+            }
+        case "error":
+            let code = ErrorCode(rawValue: json["code"]?.stringValue ?? "") ?? .badMessage
+            return .error(WireError(code, json["message"]?.stringValue ?? "", id: json["id"]?.stringValue))
+        case "presence":
+            return .presence(joined: json["joined"].flatMap(Participant.init(json:)),
+                             left: json["left"].flatMap(Participant.init(json:)))
+        case "resync":
+            if let seq = json["seq"]?.doubleValue, let state = json["state"].flatMap(Scene.init(json:)) {
+                return .resync(seq: UInt64(max(0, seq)), state: state)
+            }
+        case "pong":
+            return .pong(id: json["id"]?.stringValue, serverTime: Int64(json["serverTime"]?.doubleValue ?? 0))
+        default:
+            break
+        }
+        return .other(json)
+    }
+}
+
+/// A decoded `welcome`.
+public struct WelcomeMessage: Sendable {
+    public var room: String
+    public var you: Participant
+    public var role: String
+    public var epoch: String
+    public var seq: UInt64
+    public var state: Scene
+    public var presence: [Participant]
+    public var presenceCount: Int
+    public var serverTime: Int64
+    public var recovered: Bool
+
+    init?(json: JSONValue) {
+        guard let room = json["room"]?.stringValue, let you = json["you"].flatMap(Participant.init(json:)),
+              let epoch = json["epoch"]?.stringValue, let seq = json["seq"]?.doubleValue,
+              let state = json["state"].flatMap(Scene.init(json:)) else { return nil }
+        self.room = room
+        self.you = you
+        role = json["you"]?["role"]?.stringValue ?? "player"
+        self.epoch = epoch
+        self.seq = UInt64(max(0, seq))
+        self.state = state
+        if case .array(let list)? = json["presence"] {
+            presence = list.compactMap(Participant.init(json:))
+        } else {
+            presence = []
+        }
+        presenceCount = Int(json["presenceCount"]?.doubleValue ?? Double(presence.count))
+        serverTime = Int64(json["serverTime"]?.doubleValue ?? 0)
+        recovered = json["recovered"]?.boolValue ?? false
+    }
+}
+
+/// A decoded `event`.
+public struct EventMessage: Sendable {
+    public var seq: UInt64
+    public var room: String
+    public var time: Int64
+    public var name: String
+    public var sender: Participant
+    public var changes: [(path: String, from: JSONValue, to: JSONValue)]
+    public var state: Scene
+
+    init?(json: JSONValue) {
+        guard let seq = json["seq"]?.doubleValue, let name = json["name"]?.stringValue,
+              let state = json["state"].flatMap(Scene.init(json:)) else { return nil }
+        self.seq = UInt64(max(0, seq))
+        room = json["room"]?.stringValue ?? ""
+        time = Int64(json["time"]?.doubleValue ?? 0)
+        self.name = name
+        sender = json["sender"].flatMap(Participant.init(json:)) ?? Participant(id: "", name: "")
+        if case .array(let list)? = json["changes"] {
+            changes = list.compactMap { change in
+                guard let path = change["path"]?.stringValue else { return nil }
+                return (path, change["from"] ?? .null, change["to"] ?? .null)
+            }
+        } else {
+            changes = []
+        }
+        self.state = state
+    }
+}
+
+extension Participant {
+    public init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let name = json["name"]?.stringValue else { return nil }
+        self.init(id: id, name: name)
+    }
+}
+
+extension Scene {
+    /// Reads a scene object as the server writes it; nil when a field is missing.
+    public init?(json: JSONValue) {
+        guard let face = json["face"], let heart = json["heart"], let dragon = json["dragon"],
+              let happiness = face["happiness"]?.doubleValue, let scale = face["scale"]?.doubleValue,
+              let rate = heart["rate"]?.doubleValue,
+              let fill = heart["fillColor"]?.stringValue.flatMap(RGBColor.init(hex:)),
+              let stroke = heart["strokeColor"]?.stringValue.flatMap(RGBColor.init(hex:)),
+              let lineWidth = heart["lineWidth"]?.doubleValue,
+              let x = dragon["x"]?.doubleValue, let y = dragon["y"]?.doubleValue,
+              let hidden = dragon["hidden"]?.boolValue else { return nil }
+        self.init(face: Face(happiness: Int(happiness), scale: scale),
+                  heart: Heart(rate: rate, fillColor: fill, strokeColor: stroke, lineWidth: lineWidth),
+                  dragon: Dragon(x: x, y: y, hidden: hidden))
+    }
+}

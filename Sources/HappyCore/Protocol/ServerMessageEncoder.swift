@@ -1,0 +1,189 @@
+/// Encodes server→client messages (PROTOCOL.md section 3) straight to bytes.
+/// Each function can leave `headroom` bytes in front for the transport's framing.
+public enum ServerMessageEncoder {
+    public static func event(_ event: RoomEvent, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 420)
+        w.beginObject()
+        w.key("type"); w.literal("\"event\"")
+        w.key("seq"); w.uint(event.seq)
+        w.key("room"); w.string(event.room)
+        w.key("time"); w.int(Int(event.time))
+        w.key("name"); w.string(event.name.rawValue)
+        w.key("sender"); participant(event.sender, into: &w)
+        w.key("changes")
+        w.beginArray()
+        for change in event.changes {
+            w.beginObject()
+            w.key("path"); w.string(change.path.rawValue)
+            w.key("from"); value(change.from, into: &w)
+            w.key("to"); value(change.to, into: &w)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("state"); scene(event.state, into: &w)
+        w.endObject()
+        return w.bytes
+    }
+
+    public static func welcome(_ welcome: Welcome, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 640 + 40 * welcome.presence.count)
+        w.beginObject()
+        w.key("type"); w.literal("\"welcome\"")
+        w.key("protocol"); w.int(1)
+        w.key("room"); w.string(welcome.room)
+        w.key("you")
+        w.beginObject()
+        w.key("id"); w.string(welcome.you.id)
+        w.key("name"); w.string(welcome.you.name)
+        w.key("role"); w.string(welcome.role.rawValue)
+        w.endObject()
+        w.key("epoch"); w.string(welcome.epoch)
+        w.key("seq"); w.uint(welcome.seq)
+        w.key("state"); scene(welcome.state, into: &w)
+        w.key("scene")
+        w.beginObject()
+        w.key("width"); w.number(welcome.geometry.width)
+        w.key("height"); w.number(welcome.geometry.height)
+        w.key("dragonSize"); w.number(welcome.geometry.dragonSize)
+        w.key("step"); w.number(welcome.geometry.step)
+        w.endObject()
+        w.key("presence"); participants(welcome.presence, into: &w)
+        w.key("presenceCount"); w.int(welcome.presenceCount)
+        w.key("serverTime"); w.int(Int(welcome.serverTime))
+        w.key("recovered"); w.bool(welcome.recovered)
+        w.key("limits")
+        w.beginObject()
+        w.key("intentsPerSecond"); w.number(welcome.limits.intentsPerSecond)
+        w.key("intentBurst"); w.int(welcome.limits.intentBurst)
+        w.key("maxMessageBytes"); w.int(welcome.limits.maxMessageBytes)
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
+
+    public static func ack(id: String?, seq: UInt64, result: AckResult, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 96)
+        w.beginObject()
+        w.key("type"); w.literal("\"ack\"")
+        if let id { w.key("id"); w.string(id) }
+        w.key("seq"); w.uint(seq)
+        w.key("result"); w.string(result.rawValue)
+        w.endObject()
+        return w.bytes
+    }
+
+    public static func error(_ error: WireError, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 128)
+        w.beginObject()
+        w.key("type"); w.literal("\"error\"")
+        if let id = error.id { w.key("id"); w.string(id) }
+        w.key("code"); w.string(error.code.rawValue)
+        w.key("message"); w.string(error.message)
+        w.endObject()
+        return w.bytes
+    }
+
+    public static func presence(joined: Participant? = nil, left: Participant? = nil, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 80)
+        w.beginObject()
+        w.key("type"); w.literal("\"presence\"")
+        if let joined { w.key("joined"); participant(joined, into: &w) }
+        if let left { w.key("left"); participant(left, into: &w) }
+        w.endObject()
+        return w.bytes
+    }
+
+    /// A `resync`; `presence` (an extension) lets a client that missed
+    /// presence messages rebuild its list as well.
+    public static func resync(seq: UInt64, state: Scene, presence: [Participant]?, presenceCount: Int? = nil,
+                              headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 420)
+        w.beginObject()
+        w.key("type"); w.literal("\"resync\"")
+        w.key("seq"); w.uint(seq)
+        w.key("state"); scene(state, into: &w)
+        if let presence { w.key("presence"); participants(presence, into: &w) }
+        if let presenceCount { w.key("presenceCount"); w.int(presenceCount) }
+        w.endObject()
+        return w.bytes
+    }
+
+    public static func pong(id: String?, serverTime: Int64, headroom: Int = 0) -> [UInt8] {
+        var w = JSONWriter(headroom: headroom, capacity: 64)
+        w.beginObject()
+        w.key("type"); w.literal("\"pong\"")
+        if let id { w.key("id"); w.string(id) }
+        w.key("serverTime"); w.int(Int(serverTime))
+        w.endObject()
+        return w.bytes
+    }
+
+    /// The body of `GET /api/state`.
+    public static func roomState(room: String, epoch: String, seq: UInt64, state: Scene,
+                                 presence: [Participant], presenceCount: Int) -> [UInt8] {
+        var w = JSONWriter(capacity: 512)
+        w.beginObject()
+        w.key("room"); w.string(room)
+        w.key("epoch"); w.string(epoch)
+        w.key("seq"); w.uint(seq)
+        w.key("state"); scene(state, into: &w)
+        w.key("presence"); participants(presence, into: &w)
+        w.key("presenceCount"); w.int(presenceCount)
+        w.endObject()
+        return w.bytes
+    }
+
+    // MARK: parts
+
+    public static func scene(_ scene: Scene, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("face")
+        w.beginObject()
+        w.key("happiness"); w.int(scene.face.happiness)
+        w.key("smile"); w.number(scene.face.smile)
+        w.key("scale"); w.number(scene.face.scale)
+        w.endObject()
+        w.key("heart")
+        w.beginObject()
+        w.key("rate"); w.number(scene.heart.rate)
+        w.key("fillColor"); w.string(scene.heart.fillColor.hex)
+        w.key("strokeColor"); w.string(scene.heart.strokeColor.hex)
+        w.key("lineWidth"); w.number(scene.heart.lineWidth)
+        w.endObject()
+        w.key("dragon")
+        w.beginObject()
+        w.key("x"); w.number(scene.dragon.x)
+        w.key("y"); w.number(scene.dragon.y)
+        w.key("hidden"); w.bool(scene.dragon.hidden)
+        w.endObject()
+        w.endObject()
+    }
+
+    public static func sceneJSON(_ scene: Scene) -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        Self.scene(scene, into: &w)
+        return w.bytes
+    }
+
+    static func participant(_ p: Participant, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("id"); w.string(p.id)
+        w.key("name"); w.string(p.name)
+        w.endObject()
+    }
+
+    static func participants(_ list: [Participant], into w: inout JSONWriter) {
+        w.beginArray()
+        for p in list { participant(p, into: &w) }
+        w.endArray()
+    }
+
+    static func value(_ value: SceneValue, into w: inout JSONWriter) {
+        switch value {
+        case .integer(let i): w.int(i)
+        case .number(let d): w.number(d)
+        case .bool(let b): w.bool(b)
+        case .color(let c): w.string(c.hex)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+/// A room's numbered state at one point: its scene after event `seq`.
+public struct RoomSnapshot: Equatable, Sendable {
+    public var seq: UInt64
+    public var scene: Scene
+
+    public init(seq: UInt64, scene: Scene) {
+        self.seq = seq
+        self.scene = scene
+    }
+}
+
+/// An intent applied to a room's working state, waiting to be recorded.
+public struct AppliedIntent: Sendable {
+    public var outcome: Outcome
+    /// The event to broadcast once recorded; nil when nothing changed.
+    public var event: RoomEvent?
+    /// The seq to acknowledge: the event's, or the room's current one.
+    public var ackSeq: UInt64
+}
+
+/// One room's ordered life: the reducer applied to a *working* state that runs
+/// ahead while changes are being recorded, and the *committed* state that
+/// readers see. A failed write rolls the working state back, so nothing that
+/// was not recorded is ever shown or acknowledged.
+public final class Room<HistoryElement> {
+    public let name: String
+    public private(set) var epoch: String
+    public private(set) var committed: RoomSnapshot
+    public private(set) var working: RoomSnapshot
+    public var history: HistoryRing<HistoryElement>
+
+    public init(name: String, epoch: String, snapshot: RoomSnapshot, historyCapacity: Int) {
+        self.name = name
+        self.epoch = epoch
+        committed = snapshot
+        working = snapshot
+        history = HistoryRing(capacity: historyCapacity)
+    }
+
+    public var hasUncommittedChanges: Bool { working.seq != committed.seq || working.scene != committed.scene }
+
+    /// Applies `intent` to the working state. An event gets the next seq.
+    public func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer) -> AppliedIntent {
+        var scene = working.scene
+        let outcome = reducer.apply(action, to: &scene)
+        guard let name = outcome.eventName else {
+            return AppliedIntent(outcome: outcome, event: nil, ackSeq: working.seq)
+        }
+        working = RoomSnapshot(seq: working.seq + 1, scene: scene)
+        let event = RoomEvent(seq: working.seq, time: time, room: self.name, name: name, sender: sender,
+                              changes: outcome.changes, state: scene)
+        return AppliedIntent(outcome: outcome, event: event, ackSeq: working.seq)
+    }
+
+    /// Marks everything up to `event` as recorded.
+    public func commit(_ event: RoomEvent, historyElement: HistoryElement) {
+        committed = RoomSnapshot(seq: event.seq, scene: event.state)
+        history.append(seq: event.seq, historyElement)
+    }
+
+    /// Forgets working changes that could not be recorded.
+    public func rollback() {
+        working = committed
+    }
+
+    /// Replaces the whole state (a newer version read from a shared store).
+    public func replace(epoch: String, snapshot: RoomSnapshot) {
+        if epoch != self.epoch || snapshot.seq < committed.seq { history.removeAll() }
+        self.epoch = epoch
+        committed = snapshot
+        working = snapshot
+    }
+}

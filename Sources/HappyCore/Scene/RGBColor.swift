@@ -1,0 +1,52 @@
+/// A heart colour. Accepts `#rgb` and `#rrggbb` in any case; prints `#rrggbb`
+/// in lower case, as the protocol asks.
+public struct RGBColor: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    public init?(hex text: String) {
+        let utf8 = Array(text.utf8)
+        guard utf8.first == UInt8(ascii: "#") else { return nil }
+        let digits = utf8.dropFirst().map(Self.hexValue)
+        guard digits.allSatisfy({ $0 != nil }) else { return nil }
+        let d = digits.map { $0! }
+        switch d.count {
+        case 3: self.init(red: d[0] * 17, green: d[1] * 17, blue: d[2] * 17)
+        case 6: self.init(red: d[0] << 4 | d[1], green: d[2] << 4 | d[3], blue: d[4] << 4 | d[5])
+        default: return nil
+        }
+    }
+
+    public var hex: String {
+        let digits = Array("0123456789abcdef")
+        var out = "#"
+        for component in [red, green, blue] {
+            out.append(digits[Int(component >> 4)])
+            out.append(digits[Int(component & 0x0F)])
+        }
+        return out
+    }
+
+    public var description: String { hex }
+
+    /// Components in 0...1, for renderers.
+    public var unitComponents: (red: Double, green: Double, blue: Double) {
+        (Double(red) / 255, Double(green) / 255, Double(blue) / 255)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x41 + 10
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+}

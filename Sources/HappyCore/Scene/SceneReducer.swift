@@ -1,0 +1,102 @@
+/// How an intent ended, as reported in its ack.
+public enum AckResult: String, Sendable, CaseIterable {
+    case applied, clamped, unchanged, blocked
+}
+
+/// The delegate-style names events carry, as the seeds' delegates would see them.
+public enum EventName: String, Sendable, CaseIterable {
+    case didChangeHappiness = "faceView:didChangeHappiness:"
+    case didChangeScale = "faceView:didChangeScale:"
+    case didChangeRate = "heartView:didChangeRate:"
+    case didChangeStyle = "heartView:didChangeStyle:"
+    case forwardButtonClicked = "forwardButtonClicked:"
+    case backButtonClicked = "backButtonClicked:"
+    case didChangeHidden = "dragonView:didChangeHidden:"
+    case didReset = "room:didReset:"
+}
+
+/// The result of applying one action: the event to broadcast (if any), the
+/// field changes it carries, and the ack result.
+public struct Outcome: Equatable, Sendable {
+    public var eventName: EventName?
+    public var changes: [SceneChange]
+    public var result: AckResult
+
+    public init(eventName: EventName?, changes: [SceneChange], result: AckResult) {
+        self.eventName = eventName
+        self.changes = changes
+        self.result = result
+    }
+}
+
+/// The rules of the three seeds, as a pure function of (scene, action).
+/// Every store and every node runs this same code, so the rules live here only.
+public struct SceneReducer: Sendable {
+    public let rules: SceneRules
+
+    public init(rules: SceneRules) {
+        self.rules = rules
+    }
+
+    public func apply(_ action: Action, to scene: inout Scene) -> Outcome {
+        let before = scene
+        var clamped = false
+        let name: EventName
+
+        switch action {
+        case .setHappiness(let value):
+            let target = clamp(value, to: Double(SceneRules.happinessRange.lowerBound)...Double(SceneRules.happinessRange.upperBound), clamped: &clamped)
+            scene.face.happiness = Int(target)
+            name = .didChangeHappiness
+        case .nudgeHappiness(let delta):
+            let target = clamp(scene.face.happiness + delta, to: SceneRules.happinessRange, clamped: &clamped)
+            scene.face.happiness = target
+            name = .didChangeHappiness
+        case .setScale(let value):
+            scene.face.scale = clamp(value, to: rules.scaleMin...rules.scaleMax, clamped: &clamped)
+            name = .didChangeScale
+        case .pinch(let factor):
+            scene.face.scale = clamp(scene.face.scale * factor, to: rules.scaleMin...rules.scaleMax, clamped: &clamped)
+            name = .didChangeScale
+        case .setRate(let value):
+            scene.heart.rate = clamp(value, to: 0...1, clamped: &clamped)
+            name = .didChangeRate
+        case .setStyle(let style):
+            if let fill = style.fillColor { scene.heart.fillColor = fill }
+            if let stroke = style.strokeColor { scene.heart.strokeColor = stroke }
+            if let width = style.lineWidth { scene.heart.lineWidth = width == 0 ? 1 : width }
+            name = .didChangeStyle
+        case .dragonForward, .dragonBack:
+            // The seed's delegate is told of every press, moved or not.
+            let geometry = rules.geometry
+            let forward = action == .dragonForward
+            let target = scene.dragon.x + (forward ? geometry.step : -geometry.step)
+            let allowed = forward ? target < geometry.width - geometry.dragonSize : target > 0
+            if allowed { scene.dragon.x = target }
+            let changes = before.changes(to: scene)
+            return Outcome(eventName: forward ? .forwardButtonClicked : .backButtonClicked,
+                           changes: changes, result: allowed ? .applied : .blocked)
+        case .setHidden(let hidden):
+            scene.dragon.hidden = hidden
+            name = .didChangeHidden
+        case .toggleHidden:
+            scene.dragon.hidden.toggle()
+            name = .didChangeHidden
+        case .reset:
+            scene = rules.defaults
+            name = .didReset
+        }
+
+        let changes = before.changes(to: scene)
+        if changes.isEmpty {
+            return Outcome(eventName: nil, changes: [], result: .unchanged)
+        }
+        return Outcome(eventName: name, changes: changes, result: clamped ? .clamped : .applied)
+    }
+
+    private func clamp<T: Comparable>(_ value: T, to range: ClosedRange<T>, clamped: inout Bool) -> T {
+        if value < range.lowerBound { clamped = true; return range.lowerBound }
+        if value > range.upperBound { clamped = true; return range.upperBound }
+        return value
+    }
+}

@@ -1,0 +1,103 @@
+/// One recorded event: its seq and the exact JSON text that was broadcast,
+/// so a resumed client receives the same bytes as everyone else did.
+public struct StoredEvent: Equatable, Sendable {
+    public var seq: UInt64
+    public var json: [UInt8]
+
+    public init(seq: UInt64, json: [UInt8]) {
+        self.seq = seq
+        self.json = json
+    }
+}
+
+/// A room as a store holds it.
+public struct StoredRoom: Equatable, Sendable {
+    public var name: String
+    public var epoch: String
+    public var seq: UInt64
+    public var scene: Scene
+    /// The most recent events, oldest first, at most the retention count.
+    public var history: [StoredEvent]
+
+    public init(name: String, epoch: String, seq: UInt64, scene: Scene, history: [StoredEvent]) {
+        self.name = name
+        self.epoch = epoch
+        self.seq = seq
+        self.scene = scene
+        self.history = history
+    }
+}
+
+/// What one room contributes to a commit: its new state and the events
+/// that led there, in seq order.
+public struct RoomCommit: Equatable, Sendable {
+    public var room: String
+    public var epoch: String
+    /// The seq the store must hold before this commit (compare-and-set for
+    /// shared stores); `seq` after it.
+    public var baseSeq: UInt64
+    public var seq: UInt64
+    public var scene: Scene
+    public var events: [StoredEvent]
+
+    public init(room: String, epoch: String, baseSeq: UInt64, seq: UInt64, scene: Scene, events: [StoredEvent]) {
+        self.room = room
+        self.epoch = epoch
+        self.baseSeq = baseSeq
+        self.seq = seq
+        self.scene = scene
+        self.events = events
+    }
+}
+
+/// Why a store could not do what was asked.
+public struct StoreError: Error, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Where rooms live. The server calls a store from one worker thread at a
+/// time (never from the network thread when `isSynchronous` is false), and
+/// sends acks and events only after `commit` returns.
+public protocol RoomStore: AnyObject, Sendable {
+    /// True when calls are cheap enough to make inline (the in-memory store).
+    var isSynchronous: Bool { get }
+    /// A short name for logs and `/healthz`.
+    var kind: String { get }
+
+    /// The room as stored, or nil when it has never been recorded.
+    func loadRoom(named name: String) throws(StoreError) -> StoredRoom?
+    /// Records every commit atomically, in one transaction where the store has them.
+    func commit(_ commits: [RoomCommit]) throws(StoreError)
+    /// Flushes and closes; no calls follow.
+    func close()
+}
+
+/// Keeps rooms in memory only: nothing survives a restart, so each start is
+/// a new epoch for every room. For tests, benchmarks and `persistence.enabled: false`.
+public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
+    private var rooms: [String: StoredRoom] = [:]
+    private let historySize: Int
+
+    public init(historySize: Int) {
+        self.historySize = historySize
+    }
+
+    public var isSynchronous: Bool { true }
+    public var kind: String { "memory" }
+
+    public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
+        rooms[name]
+    }
+
+    public func commit(_ commits: [RoomCommit]) throws(StoreError) {
+        for commit in commits {
+            // History lives in the server's ring; the memory store keeps state only.
+            rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
+                                            scene: commit.scene, history: [])
+        }
+    }
+
+    public func close() {}
+}
