@@ -37,4 +37,18 @@ static inline long happy_raise_fd_limit(void) {
     return (long)rl.rlim_cur;
 }
 
+/* A timer on the lws event loop that knows its owner: lws hands the callback
+ * only the sul pointer, and the sul is the first member. */
+typedef struct happy_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+} happy_timer;
+
+static inline void *happy_timer_owner(lws_sorted_usec_list_t *sul) {
+    return ((happy_timer *)sul)->owner;
+}
+
+static const int happy_kill_async = LWS_TO_KILL_ASYNC;
+static const lws_usec_t happy_us_per_sec = LWS_US_PER_SEC;
+
 #endif

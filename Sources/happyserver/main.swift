@@ -1,1 +1,60 @@
-print("placeholder")
+import Foundation
+import HappyCore
+import HappyServer
+
+let version = "1.0.0"
+let usage = """
+    usage: happyserver [--config FILE] [--host HOST] [--port PORT]
+           happyserver --help | --version
+
+    Serves the shared Happy scene: WebSocket at /ws, the page from webRoot,
+    the HTTP API under /api. Reads config.json (or --config FILE); --host and
+    --port override it, and port 0 picks a free port (the log line
+    "listening" shows which).
+
+    options:
+      --config FILE   configuration file (default: config.json if present)
+      --host HOST     address to listen on (overrides "host")
+      --port PORT     port to listen on, 0 for any free one (overrides "port")
+      --help          show this text
+      --version       show the version
+    """
+
+func fail(_ message: String, status: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data("happyserver: \(message)\n".utf8))
+    exit(status)
+}
+
+var options = ServerOptions()
+do {
+    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail("\(error.message)\n\(usage)")
+}
+if options.showHelp { print(usage); exit(0) }
+if options.showVersion { print("happyserver \(version)"); exit(0) }
+
+var config: HappyConfig
+do {
+    config = try loadConfiguration(options)
+} catch {
+    fail(error.message, status: 78)
+}
+
+let logger = Logger(level: LogLevel(name: config.log.level) ?? .info, json: config.log.format == "json")
+let store: any RoomStore
+do {
+    store = try openStore(config, logger: logger)
+} catch {
+    fail(error.message, status: 74)
+}
+
+let server = HappyServer(config: config, store: store, logger: logger)
+server.tokenVerifier = makeTokenVerifier(config)
+do {
+    try server.start()
+} catch {
+    store.close()
+    fail(error.message, status: 71)
+}
+server.run()

@@ -1,0 +1,162 @@
+/// The claims of a Happy access token (PROTOCOL.md section 7).
+public struct AccessClaims: Equatable, Sendable {
+    public var subject: String
+    public var role: Role
+    public var room: String?
+    public var expiresAt: Int64?
+
+    public init(subject: String, role: Role, room: String? = nil, expiresAt: Int64? = nil) {
+        self.subject = subject
+        self.role = role
+        self.room = room
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether these claims let their holder into `roomName`.
+    public func allows(room roomName: String) -> Bool { room == nil || room == roomName }
+}
+
+/// Why a token was refused.
+public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible {
+    case malformed(String)
+    case badSignature
+    case expired
+    case unsupportedAlgorithm(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): return "malformed token: \(why)"
+        case .badSignature: return "token signature does not match"
+        case .expired: return "token has expired"
+        case .unsupportedAlgorithm(let alg): return "token algorithm \(alg) is not HS256"
+        }
+    }
+}
+
+/// Verifies and mints HS256 JSON Web Tokens. The HMAC itself is supplied by
+/// the caller (OpenSSL in the server), keeping this module free of C.
+public struct TokenVerifier: Sendable {
+    public typealias HMAC = @Sendable (_ key: [UInt8], _ message: [UInt8]) -> [UInt8]
+
+    private let secret: [UInt8]
+    private let hmac: HMAC
+    /// Seconds of clock difference tolerated on `exp`.
+    public let leeway: Int64
+
+    public init(secret: String, leeway: Int64 = 30, hmac: @escaping HMAC) {
+        self.secret = Array(secret.utf8)
+        self.hmac = hmac
+        self.leeway = leeway
+    }
+
+    public func verify(_ token: String, nowSeconds: Int64) -> Result<AccessClaims, TokenRejection> {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .failure(.malformed("expected three dot-separated parts")) }
+        guard let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+              let signature = Base64URL.decode(parts[2]) else {
+            return .failure(.malformed("not base64url"))
+        }
+        guard let header = try? JSONParser.parse(headerBytes), header.isObject else {
+            return .failure(.malformed("header is not a JSON object"))
+        }
+        guard header["alg"]?.stringValue == "HS256" else {
+            return .failure(.unsupportedAlgorithm(header["alg"]?.stringValue ?? "none"))
+        }
+        let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
+        guard Self.constantTimeEqual(hmac(secret, signingInput), signature) else { return .failure(.badSignature) }
+        guard let payload = try? JSONParser.parse(payloadBytes), payload.isObject else {
+            return .failure(.malformed("payload is not a JSON object"))
+        }
+        guard let subject = payload["sub"]?.stringValue, Names.isValidDisplayName(subject) else {
+            return .failure(.malformed("sub must be a name of 1-32 printable characters"))
+        }
+        guard let roleName = payload["role"]?.stringValue, let role = Role(rawValue: roleName) else {
+            return .failure(.malformed("role must be viewer, player or admin"))
+        }
+        var room: String?
+        if let value = payload["room"], value != .null {
+            guard let name = value.stringValue, Names.isValidRoom(name) else { return .failure(.malformed("room is not a room name")) }
+            room = name
+        }
+        var expiresAt: Int64?
+        if let value = payload["exp"], value != .null {
+            guard let seconds = value.doubleValue, seconds.isFinite else { return .failure(.malformed("exp must be a number")) }
+            expiresAt = Int64(seconds)
+            if nowSeconds > Int64(seconds) + leeway { return .failure(.expired) }
+        }
+        return .success(AccessClaims(subject: subject, role: role, room: room, expiresAt: expiresAt))
+    }
+
+    public func mint(_ claims: AccessClaims) -> String {
+        var payload = JSONWriter(capacity: 128)
+        payload.beginObject()
+        payload.key("sub"); payload.string(claims.subject)
+        payload.key("role"); payload.string(claims.role.rawValue)
+        if let room = claims.room { payload.key("room"); payload.string(room) }
+        if let exp = claims.expiresAt { payload.key("exp"); payload.int(Int(exp)) }
+        payload.endObject()
+        let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
+        let body = Base64URL.encode(payload.bytes)
+        let signature = Base64URL.encode(hmac(secret, Array("\(header).\(body)".utf8)))
+        return "\(header).\(body).\(signature)"
+    }
+
+    /// Compares without an early exit, so timing reveals nothing of the expected bytes.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}
+
+/// Base64 with the URL alphabet and no padding (RFC 4648 section 5).
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            for shift in [18, 12, 6, 0] { out.append(alphabet[Int((n >> UInt32(shift)) & 63)]) }
+            index += 3
+        }
+        let rest = bytes.count - index
+        if rest == 1 {
+            let n = UInt32(bytes[index]) << 16
+            out.append(alphabet[Int((n >> 18) & 63)]); out.append(alphabet[Int((n >> 12) & 63)])
+        } else if rest == 2 {
+            let n = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            out.append(alphabet[Int((n >> 18) & 63)]); out.append(alphabet[Int((n >> 12) & 63)])
+            out.append(alphabet[Int((n >> 6) & 63)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in text.utf8 {
+            let value: UInt32
+            switch byte {
+            case 0x41...0x5A: value = UInt32(byte - 0x41)
+            case 0x61...0x7A: value = UInt32(byte - 0x61 + 26)
+            case 0x30...0x39: value = UInt32(byte - 0x30 + 52)
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            buffer = buffer << 6 | value
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((buffer >> UInt32(bits)) & 0xFF))
+            }
+        }
+        if bits >= 6 { return nil }  // a lone trailing character is not valid
+        return out
+    }
+}

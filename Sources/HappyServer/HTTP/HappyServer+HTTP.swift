@@ -1,0 +1,149 @@
+import CWebSockets
+import HappyCore
+
+/// The HTTP side: request intake, body collection and response writing.
+extension HappyServer {
+    /// Largest request body accepted (an intent is small).
+    var maxRequestBody: Int { max(config.limits.maxMessageBytes, 4096) }
+
+    func exchange(of wsi: OpaquePointer) -> HTTPExchange? {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? HTTPExchange
+    }
+
+    private func attach(_ exchange: HTTPExchange) {
+        detachExchange(exchange.wsi)
+        lws_set_opaque_user_data(exchange.wsi, Unmanaged.passRetained(exchange as AnyObject).toOpaque())
+    }
+
+    /// Releases the exchange held by `wsi`, if any.
+    func detachExchange(_ wsi: OpaquePointer) {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return }
+        let object = Unmanaged<AnyObject>.fromOpaque(pointer)
+        guard let exchange = object.takeUnretainedValue() as? HTTPExchange else { return }
+        lws_set_opaque_user_data(wsi, nil)
+        exchange.isClosed = true
+        exchange.onClose?(exchange)
+        exchange.onClose = nil
+        object.release()
+    }
+
+    func httpRequest(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let (method, path) = LWSHeaders.methodAndPath(wsi) else { return -1 }
+        let exchange = HTTPExchange(wsi: wsi, method: method, path: path,
+                                    query: LWSHeaders.queryArguments(wsi), peerAddress: LWSHeaders.peerAddress(wsi))
+        attach(exchange)
+        if method == "POST", let lengthText = LWSHeaders.value(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
+           let declared = Int(lengthText.trimmingCharacters(in: .whitespaces)), declared > 0 {
+            guard declared <= maxRequestBody else {
+                var response = HTTPResponse(status: 413, contentType: "application/json",
+                                            body: ServerMessageEncoder.error(WireError(
+                                                .badMessage, "request body over \(maxRequestBody) bytes")))
+                response.closeConnection = true
+                respond(exchange, response)
+                return 0
+            }
+            exchange.expectedBodyLength = declared
+            return 0  // wait for LWS_CALLBACK_HTTP_BODY_COMPLETION
+        }
+        route(exchange)
+        return 0
+    }
+
+    func httpBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let exchange = exchange(of: wsi), let input else { return 0 }
+        guard exchange.body.count + length <= maxRequestBody else { return -1 }
+        exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        return 0
+    }
+
+    func httpBodyComplete(_ wsi: OpaquePointer) -> Int32 {
+        guard let exchange = exchange(of: wsi), exchange.response == nil else { return 0 }
+        route(exchange)
+        return 0
+    }
+
+    func httpClosed(_ wsi: OpaquePointer) {
+        detachExchange(wsi)
+    }
+
+    // MARK: responding
+
+    func respond(_ exchange: HTTPExchange, status: Int, json: [UInt8], headers: [(name: String, value: String)] = []) {
+        respond(exchange, HTTPResponse(status: status, contentType: "application/json", body: json, headers: headers))
+    }
+
+    func respondError(_ exchange: HTTPExchange, status: Int, code: String, _ message: String) {
+        var writer = JSONWriter(capacity: 128)
+        writer.beginObject()
+        writer.key("type"); writer.string("error")
+        writer.key("code"); writer.string(code)
+        writer.key("message"); writer.string(message)
+        writer.endObject()
+        respond(exchange, status: status, json: writer.bytes)
+    }
+
+    func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) {
+        guard !exchange.isClosed, exchange.response == nil else { return }
+        exchange.response = response
+        metrics.httpRequests["\(response.status / 100)xx", default: 0] += 1
+        if response.status >= 400 && response.status != 404 {
+            logger.info("http refused", ["method": exchange.method, "path": exchange.route,
+                                         "status": "\(response.status)", "peer": exchange.peerAddress])
+        }
+        lws_callback_on_writable(exchange.wsi)
+    }
+
+    func httpWriteable(_ wsi: OpaquePointer) -> Int32 {
+        guard let exchange = exchange(of: wsi) else { return 0 }
+        if let streamWriter = exchange.streamWriter { return streamWriter(exchange) }
+        guard let response = exchange.response else { return 0 }
+        let base = scratch + OutboundFrame.headroom
+        let end = base + Self.writeBatchBytes
+        var cursor: UnsafeMutablePointer<UInt8>? = base
+        if !exchange.headersSent {
+            guard writeHeaders(wsi, response, &cursor, end) else { return -1 }
+            exchange.headersSent = true
+        }
+        let room = end - cursor!
+        let chunk = min(room, response.body.count - exchange.bodyOffset)
+        if chunk > 0 {
+            response.body.withUnsafeBufferPointer { body in
+                cursor!.update(from: body.baseAddress! + exchange.bodyOffset, count: chunk)
+            }
+            cursor! += chunk
+            exchange.bodyOffset += chunk
+        }
+        let finished = exchange.bodyOffset >= response.body.count
+        let mode = finished ? happy_write_http_final : happy_write_http
+        let length = cursor! - base
+        if lws_write(wsi, base, length, lws_write_protocol(UInt32(mode))) != length { return -1 }
+        guard finished else {
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        detachExchange(wsi)
+        if response.closeConnection { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    /// Status line and headers; lws adds the protocol-level ones.
+    func writeHeaders(_ wsi: OpaquePointer, _ response: HTTPResponse,
+                      _ cursor: inout UnsafeMutablePointer<UInt8>?, _ end: UnsafeMutablePointer<UInt8>) -> Bool {
+        func add(_ token: lws_token_indexes, _ value: String) -> Bool {
+            var bytes = Array(value.utf8)
+            return lws_add_http_header_by_token(wsi, token, &bytes, Int32(bytes.count), &cursor, end) == 0
+        }
+        guard lws_add_http_header_status(wsi, UInt32(response.status), &cursor, end) == 0,
+              add(WSI_TOKEN_HTTP_CONTENT_TYPE, response.contentType),
+              add(WSI_TOKEN_HTTP_CONTENT_LENGTH, String(response.body.count)),
+              add(WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store") else { return false }
+        if response.closeConnection, !add(WSI_TOKEN_CONNECTION, "close") { return false }
+        for header in response.headers {
+            var value = Array(header.value.utf8)
+            let name = header.name.lowercased() + ":"
+            guard lws_add_http_header_by_name(wsi, name, &value, Int32(value.count), &cursor, end) == 0 else { return false }
+        }
+        return lws_finalize_http_header(wsi, &cursor, end) == 0
+    }
+}

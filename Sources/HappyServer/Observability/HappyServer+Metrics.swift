@@ -1,0 +1,81 @@
+import Foundation
+import HappyCore
+
+/// `/metrics` in the Prometheus text format.
+extension HappyServer {
+    func renderMetrics() -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for sample in samples {
+                out += sample.labels.isEmpty ? "\(name) \(sample.value)\n" : "\(name){\(sample.labels)} \(sample.value)\n"
+            }
+        }
+        func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+            metric(name, type, help, [("", "\(value)")])
+        }
+        func histogram(_ name: String, _ help: String, _ histogram: Histogram) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+            for (bound, count) in zip(histogram.bounds, histogram.cumulative) {
+                out += "\(name)_bucket{le=\"\(bound)\"} \(count)\n"
+            }
+            out += "\(name)_bucket{le=\"+Inf\"} \(histogram.count)\n"
+            out += "\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.count)\n"
+        }
+
+        single("happy_connections", "gauge", "Open WebSocket connections.", connections.count)
+        single("happy_connections_opened_total", "counter", "WebSocket connections opened.", metrics.connectionsOpened)
+        single("happy_connections_closed_total", "counter", "WebSocket connections closed.", metrics.connectionsClosed)
+        metric("happy_connections_refused_total", "counter", "Connections refused, by reason.",
+               metrics.connectionsRefused.sorted { $0.key < $1.key }.map { ("reason=\"\($0.key)\"", "\($0.value)") })
+        single("happy_rooms", "gauge", "Rooms in memory.", rooms.count)
+        single("happy_rooms_occupied", "gauge", "Rooms with connected clients.", occupiedRoomCount)
+        metric("happy_intents_total", "counter", "Intents applied, by action and result.",
+               metrics.intents.sorted { $0.key < $1.key }.map { entry in
+                   let parts = entry.key.split(separator: "|")
+                   return ("action=\"\(parts[0])\",result=\"\(parts[1])\"", "\(entry.value)")
+               })
+        metric("happy_errors_total", "counter", "Error answers, by code.",
+               metrics.intentErrors.sorted { $0.key < $1.key }.map { ("code=\"\($0.key)\"", "\($0.value)") })
+        single("happy_events_total", "counter", "Events broadcast.", metrics.events)
+        single("happy_messages_out_total", "counter", "WebSocket messages written.", metrics.messagesOut)
+        single("happy_bytes_out_total", "counter", "WebSocket bytes written.", metrics.bytesOut)
+        single("happy_outbox_drops_total", "counter", "Queued messages dropped for slow readers.", metrics.outboxDrops)
+        single("happy_resyncs_total", "counter", "Resyncs scheduled for slow readers.", metrics.resyncs)
+        single("happy_rate_limited_total", "counter", "Messages refused by the rate limit.", metrics.rateLimited)
+        single("happy_flood_closes_total", "counter", "Connections closed for flooding.", metrics.floodCloses)
+        single("happy_slow_reader_closes_total", "counter", "Connections dropped for not reading.", metrics.slowReaderCloses)
+        single("happy_ping_timeouts_total", "counter", "Connections dropped for not answering pings.", metrics.pingTimeouts)
+        metric("happy_http_responses_total", "counter", "HTTP API responses, by status class.",
+               metrics.httpRequests.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", "\($0.value)") })
+        single("happy_store_healthy", "gauge", "1 when the last store write succeeded.", storeHealthy ? 1 : 0)
+        single("happy_store_failures_total", "counter", "Failed store writes.", metrics.storeFailures)
+        histogram("happy_store_commit_seconds", "Time to record one group commit.", metrics.commitLatency)
+        single("happy_renders_total", "counter", "Frames rendered.", metrics.renders)
+        single("happy_render_cache_hits_total", "counter", "Frame requests served from the cache.", metrics.renderCacheHits)
+        histogram("happy_render_seconds", "Time to render and encode one frame.", metrics.renderLatency)
+        let process = ProcessStats.read()
+        single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
+        single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)
+        metric("happy_uptime_seconds", "gauge", "Seconds since start.",
+               [("", String(format: "%.1f", Clock.monotonicSeconds() - startedAt))])
+        return out
+    }
+}
+
+/// Figures about this process from /proc.
+struct ProcessStats {
+    var residentBytes = 0
+    var openFileDescriptors = 0
+
+    static func read() -> ProcessStats {
+        var stats = ProcessStats()
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) {
+            let kilobytes = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+            stats.residentBytes = kilobytes * 1024
+        }
+        stats.openFileDescriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        return stats
+    }
+}

@@ -1,0 +1,66 @@
+import HappyCore
+
+/// Counters and histograms of the running server, read by `/metrics`.
+/// Updated on the service thread only; no locks.
+final class Metrics {
+    var connectionsOpened = 0
+    var connectionsClosed = 0
+    var connectionsRefused: [String: Int] = [:]
+    var intents: [String: Int] = [:]          // "action|result" → count
+    var intentErrors: [String: Int] = [:]     // error code → count
+    var events = 0
+    var bytesOut = 0
+    var messagesOut = 0
+    var outboxDrops = 0
+    var resyncs = 0
+    var rateLimited = 0
+    var floodCloses = 0
+    var slowReaderCloses = 0
+    var pingTimeouts = 0
+    var httpRequests: [String: Int] = [:]     // status class → count
+    let commitLatency = Histogram(bounds: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1])
+    let renderLatency = Histogram(bounds: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1])
+    var renders = 0
+    var renderCacheHits = 0
+    var storeFailures = 0
+
+    func countIntent(action: String, result: String) {
+        intents["\(action)|\(result)", default: 0] += 1
+    }
+
+    func countError(_ code: ErrorCode) {
+        intentErrors[code.rawValue, default: 0] += 1
+    }
+
+    func countRefusal(_ reason: String) {
+        connectionsRefused[reason, default: 0] += 1
+    }
+}
+
+/// A cumulative histogram with fixed upper bounds, in seconds.
+final class Histogram {
+    let bounds: [Double]
+    private(set) var buckets: [Int]
+    private(set) var count = 0
+    private(set) var sum = 0.0
+
+    init(bounds: [Double]) {
+        self.bounds = bounds
+        buckets = Array(repeating: 0, count: bounds.count)
+    }
+
+    func observe(_ value: Double) {
+        count += 1
+        sum += value
+        for (index, bound) in bounds.enumerated() where value <= bound {
+            buckets[index] += 1
+            return
+        }
+    }
+
+    /// Cumulative counts per bound, as Prometheus expects.
+    var cumulative: [Int] {
+        var running = 0
+        return buckets.map { running += $0; return running }
+    }
+}

@@ -1,0 +1,93 @@
+import HappyCore
+
+/// Who gets the answer to an intent.
+enum ReplyTarget {
+    case connection(Connection)
+    case http(HTTPExchange)
+}
+
+/// An intent applied to a room's working state, waiting for its record.
+struct PendingIntent {
+    let runtime: RoomRuntime
+    let reply: ReplyTarget
+    let intentID: String?
+    let action: String
+    let applied: AppliedIntent
+    /// The event, encoded once, when the intent changed something.
+    let frame: OutboundFrame?
+}
+
+/// Group commit: the intents applied during one loop turn are recorded in one
+/// store call; only when it returns are their events broadcast and their acks
+/// sent, in order. One batch is in flight at a time; the next one gathers
+/// meanwhile.
+struct CommitPipeline {
+    struct Batch {
+        let id: UInt64
+        let intents: [PendingIntent]
+        let commits: [RoomCommit]
+    }
+
+    private(set) var open: [PendingIntent] = []
+    private var openCreations: [RoomCommit] = []
+    private(set) var inFlight: Batch?
+    private var nextBatchID: UInt64 = 1
+
+    var isIdle: Bool { open.isEmpty && openCreations.isEmpty && inFlight == nil }
+    var hasWork: Bool { !open.isEmpty || !openCreations.isEmpty }
+
+    mutating func append(_ intent: PendingIntent) {
+        open.append(intent)
+    }
+
+    /// Records a room that was just created, so its epoch is kept.
+    mutating func appendCreation(_ commit: RoomCommit) {
+        openCreations.append(commit)
+    }
+
+    /// Takes the open intents as the next batch, if none is in flight.
+    mutating func startBatch() -> Batch? {
+        guard inFlight == nil, hasWork else { return nil }
+        let batch = Batch(id: nextBatchID, intents: open, commits: openCreations + Self.commits(for: open))
+        nextBatchID += 1
+        open.removeAll(keepingCapacity: true)
+        openCreations.removeAll()
+        inFlight = batch
+        return batch
+    }
+
+    /// Ends the batch in flight; returns it.
+    mutating func finishBatch(id: UInt64) -> Batch? {
+        guard let batch = inFlight, batch.id == id else { return nil }
+        inFlight = nil
+        return batch
+    }
+
+    /// Takes the intents not yet sent to the store (they fail with a failed batch).
+    mutating func takeOpen() -> [PendingIntent] {
+        defer { open.removeAll() }
+        return open
+    }
+
+    /// One commit per room: its events in seq order and its final state.
+    static func commits(for intents: [PendingIntent]) -> [RoomCommit] {
+        var order: [String] = []
+        var byRoom: [String: RoomCommit] = [:]
+        for intent in intents {
+            guard let event = intent.applied.event, let frame = intent.frame,
+                  let room = intent.runtime.room else { continue }
+            let stored = StoredEvent(seq: event.seq, json: Array(frame.payload))
+            if var commit = byRoom[event.room] {
+                commit.seq = event.seq
+                commit.scene = event.state
+                commit.events.append(stored)
+                byRoom[event.room] = commit
+            } else {
+                order.append(event.room)
+                byRoom[event.room] = RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1,
+                                                seq: event.seq, scene: event.state, events: [stored])
+            }
+        }
+        return order.compactMap { byRoom[$0] }
+    }
+}

@@ -1,0 +1,112 @@
+import HappyCore
+
+/// Intents: applied to a room's working state at once, recorded by the store
+/// in groups, and only then broadcast and acknowledged.
+extension HappyServer {
+    func submitIntent(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) {
+        guard let room = runtime.room else {
+            answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
+            return
+        }
+        let applied = room.apply(intent.action, sender: sender, time: Clock.wallMilliseconds(), reducer: reducer)
+        let frame = applied.event.map {
+            OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
+        }
+        runtime.pendingIntents += 1
+        pipeline.append(PendingIntent(runtime: runtime, reply: reply, intentID: intent.id,
+                                      action: intent.action.wireName, applied: applied, frame: frame))
+        if storeWorker.isSynchronous { flushCommits() }
+    }
+
+    /// Starts the next group commit if none is running (called after every loop turn).
+    func flushCommits() {
+        while let batch = pipeline.startBatch() {
+            if batch.commits.isEmpty {
+                finishCommit(batch: batch.id, result: .success(()), seconds: 0)
+            } else if storeWorker.isSynchronous {
+                let started = Clock.monotonicSeconds()
+                let result: Result<Void, StoreError>
+                do throws(StoreError) { try storeWorker.store.commit(batch.commits); result = .success(()) } catch { result = .failure(error) }
+                finishCommit(batch: batch.id, result: result, seconds: Clock.monotonicSeconds() - started)
+            } else {
+                storeWorker.commit(batch: batch.id, batch.commits)
+                return
+            }
+        }
+    }
+
+    func commitFinished(batch: UInt64, result: Result<Void, StoreError>, seconds: Double) {
+        finishCommit(batch: batch, result: result, seconds: seconds)
+        flushCommits()
+    }
+
+    private func finishCommit(batch id: UInt64, result: Result<Void, StoreError>, seconds: Double) {
+        guard let batch = pipeline.finishBatch(id: id) else { return }
+        if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
+        switch result {
+        case .success:
+            if !storeHealthy {
+                storeHealthy = true
+                logger.info("store recovered", ["store": storeWorker.store.kind])
+            }
+            for intent in batch.intents { deliver(intent) }
+        case .failure(let error):
+            storeHealthy = false
+            storeProblem = error.message
+            metrics.storeFailures += 1
+            // Later intents were applied on top of the failed ones: they fail too.
+            let failed = batch.intents + pipeline.takeOpen()
+            logger.error("store write failed; intents refused", ["store": storeWorker.store.kind,
+                                                                  "error": error.message, "intents": "\(failed.count)"])
+            for intent in failed { intent.runtime.room?.rollback() }
+            for intent in failed {
+                intent.runtime.pendingIntents -= 1
+                metrics.countError(.unavailable)
+                answer(intent.reply, error: WireError(
+                    .unavailable, "the change could not be recorded (\(error.message)); nothing was applied",
+                    id: intent.intentID))
+            }
+        }
+    }
+
+    /// Publishes a recorded intent: history, broadcast, then the sender's ack.
+    private func deliver(_ intent: PendingIntent) {
+        let runtime = intent.runtime
+        runtime.pendingIntents -= 1
+        if let event = intent.applied.event, let frame = intent.frame, let room = runtime.room {
+            room.commit(event, historyElement: frame)
+            metrics.events += 1
+            for member in runtime.members { queue(frame, to: member, droppable: true) }
+        }
+        metrics.countIntent(action: intent.action, result: intent.applied.outcome.result.rawValue)
+        let ack = ServerMessageEncoder.ack(id: intent.intentID, seq: intent.applied.ackSeq,
+                                           result: intent.applied.outcome.result, headroom: OutboundFrame.headroom)
+        switch intent.reply {
+        case .connection(let connection):
+            queue(OutboundFrame(encoded: ack), to: connection, droppable: false)
+        case .http(let exchange):
+            respond(exchange, status: 200, json: Array(ack[OutboundFrame.headroom...]))
+        }
+    }
+
+    func answer(_ reply: ReplyTarget, error: WireError) {
+        switch reply {
+        case .connection(let connection):
+            sendError(error, to: connection)
+        case .http(let exchange):
+            respond(exchange, status: error.code.httpStatus, json: ServerMessageEncoder.error(error))
+        }
+    }
+}
+
+extension ErrorCode {
+    /// The HTTP status `POST /api/intent` answers with for this error.
+    var httpStatus: Int {
+        switch self {
+        case .badJSON, .badMessage, .unknownAction, .invalidValue: return 400
+        case .rateLimited: return 429
+        case .forbidden: return 403
+        case .unavailable: return 503
+        }
+    }
+}

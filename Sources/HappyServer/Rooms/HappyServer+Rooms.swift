@@ -1,0 +1,198 @@
+import HappyCore
+
+/// Rooms: created on demand, loaded from the store off the service thread,
+/// joined and left by connections, announced through presence messages.
+extension HappyServer {
+    /// Seconds an empty room stays in memory before it is dropped (its state stays in the store).
+    static let roomIdleSeconds = 60.0
+
+    // MARK: admission
+
+    func admit(_ connection: Connection, query: [String: String]) {
+        if shuttingDown {
+            refuse(connection, CloseCode.goingAway, "server shutting down", reason: "shutdown")
+            return
+        }
+        let roomName = query["room"] ?? config.defaultRoom
+        guard Names.isValidRoom(roomName) else {
+            refuse(connection, CloseCode.policyViolation, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -",
+                   reason: "room")
+            return
+        }
+        if let name = query["name"] {
+            guard Names.isValidDisplayName(name) else {
+                refuse(connection, CloseCode.policyViolation, "invalid name: use 1-32 printable characters",
+                       reason: "name")
+                return
+            }
+            connection.participant.name = name
+        }
+        switch authorize(connection, query: query, room: roomName) {
+        case .allowed(let role, let name):
+            connection.role = role
+            if let name, query["name"] == nil { connection.participant.name = name }
+        case .refused(let message):
+            refuse(connection, CloseCode.policyViolation, message, reason: "token")
+            return
+        }
+        guard admittedCount < config.limits.maxClients else {
+            refuse(connection, CloseCode.tryAgainLater, "server full: \(config.limits.maxClients) clients connected",
+                   reason: "maxClients")
+            return
+        }
+        let runtime = runtime(for: roomName)
+        guard runtime.isOccupied || occupiedRoomCount < config.limits.maxRooms else {
+            refuse(connection, CloseCode.tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)",
+                   reason: "maxRooms")
+            return
+        }
+        connection.admitted = true
+        admittedCount += 1
+        connection.roomName = roomName
+        connection.room = runtime
+        connection.resume = (query["since"].flatMap { UInt64($0) }, query["epoch"])
+        changeOccupancy(of: runtime) { runtime.reservedSeats += 1 }
+        logger.debug("open", ["id": connection.participant.id, "name": connection.participant.name,
+                              "room": roomName, "peer": connection.peerAddress])
+        runtime.whenReady { [weak self, weak connection] runtime in
+            guard let self, let connection else { return }
+            self.join(connection, runtime)
+        }
+    }
+
+    private func refuse(_ connection: Connection, _ code: UInt16, _ message: String, reason: String) {
+        metrics.countRefusal(reason)
+        logger.info("refused", ["reason": reason, "code": "\(code)", "peer": connection.peerAddress, "detail": message])
+        connection.close(code: code, reason: message)
+    }
+
+    private func join(_ connection: Connection, _ runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) { runtime.reservedSeats -= 1 }
+        guard !connection.isClosed, connection.closeRequest == nil else { return }
+        guard let room = runtime.room else {
+            connection.close(code: CloseCode.internalError,
+                             reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
+            return
+        }
+        changeOccupancy(of: runtime) { runtime.add(connection) }
+        connection.joined = true
+
+        let decision = ResumeDecision.decide(since: connection.resume.since, epoch: connection.resume.epoch,
+                                             roomEpoch: room.epoch, roomSeq: room.committed.seq,
+                                             history: room.history)
+        let welcome = Welcome(
+            room: runtime.name, you: connection.participant, role: connection.role, epoch: room.epoch,
+            seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
+            presence: Array(runtime.participants.prefix(config.limits.presenceBroadcastMax)),
+            presenceCount: runtime.members.count, serverTime: Clock.wallMilliseconds(),
+            recovered: decision.isRecovered, limits: config.welcomeLimits)
+        queue(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
+              to: connection, droppable: false)
+        if case .recovered(let replay) = decision {
+            for frame in replay { queue(frame, to: connection, droppable: true) }
+        }
+        if runtime.members.count <= config.limits.presenceBroadcastMax {
+            let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(joined: connection.participant,
+                                                                              headroom: OutboundFrame.headroom))
+            for member in runtime.members where member !== connection {
+                queue(frame, to: member, droppable: true)
+            }
+        }
+        let early = connection.early
+        connection.early = []
+        for message in early {
+            if let close = message.withUnsafeBufferPointer({ handleClientMessage(connection, $0) }) {
+                connection.close(code: close.code, reason: close.reason)
+                break
+            }
+        }
+    }
+
+    /// Takes a closed connection out of its room and tells the others.
+    func leave(_ connection: Connection) {
+        guard connection.admitted else { return }
+        connection.admitted = false
+        admittedCount -= 1
+        guard let runtime = connection.room else { return }
+        guard connection.joined else { return }
+        let countBefore = runtime.members.count
+        changeOccupancy(of: runtime) { runtime.remove(connection) }
+        if countBefore <= config.limits.presenceBroadcastMax {
+            let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(left: connection.participant,
+                                                                              headroom: OutboundFrame.headroom))
+            for member in runtime.members { queue(frame, to: member, droppable: true) }
+        }
+    }
+
+    /// Applies `change` and keeps `occupiedRoomCount` (rooms with clients) right.
+    func changeOccupancy(of runtime: RoomRuntime, _ change: () -> Void) {
+        let before = runtime.isOccupied
+        change()
+        let after = runtime.isOccupied
+        if before != after {
+            occupiedRoomCount += after ? 1 : -1
+            if !after { runtime.idleSince = Clock.monotonicSeconds() }
+        }
+    }
+
+    // MARK: loading
+
+    /// The room named `name`, created and loading if it was not in memory.
+    func runtime(for name: String) -> RoomRuntime {
+        if let runtime = rooms[name] {
+            if runtime.loadError != nil {
+                runtime.resetFailedLoad()
+                startLoading(runtime)
+            }
+            return runtime
+        }
+        let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds())
+        rooms[name] = runtime
+        startLoading(runtime)
+        return runtime
+    }
+
+    private func startLoading(_ runtime: RoomRuntime) {
+        if storeWorker.isSynchronous {
+            let result: Result<StoredRoom?, StoreError>
+            do throws(StoreError) { result = .success(try storeWorker.store.loadRoom(named: runtime.name)) } catch { result = .failure(error) }
+            roomLoaded(runtime.name, result: result)
+        } else {
+            storeWorker.load(runtime.name)
+        }
+    }
+
+    func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>) {
+        guard let runtime = rooms[name], runtime.isLoading else { return }
+        let capacity = config.limits.historySize
+        switch result {
+        case .success(let stored?):
+            let room = Room<OutboundFrame>(name: name, epoch: stored.epoch,
+                                           snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
+                                           historyCapacity: capacity)
+            for event in stored.history {
+                room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
+            }
+            runtime.finishLoading(room, error: nil)
+        case .success(nil):
+            let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
+                                           snapshot: RoomSnapshot(seq: 0, scene: rules.defaults),
+                                           historyCapacity: capacity)
+            pipeline.appendCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
+                                               scene: rules.defaults, events: []))
+            logger.debug("room created", ["room": name, "epoch": room.epoch])
+            runtime.finishLoading(room, error: nil)
+        case .failure(let error):
+            logger.error("room could not be loaded", ["room": name, "error": error.message])
+            runtime.finishLoading(nil, error: error)
+        }
+    }
+
+    /// Drops rooms that have been empty and quiet for a while.
+    func evictIdleRooms(now: Double) {
+        for (name, runtime) in rooms where !runtime.isOccupied && !runtime.isLoading
+            && runtime.pendingIntents == 0 && now - runtime.idleSince > Self.roomIdleSeconds {
+            rooms.removeValue(forKey: name)
+        }
+    }
+}

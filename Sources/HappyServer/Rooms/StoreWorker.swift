@@ -1,0 +1,43 @@
+import Dispatch
+import HappyCore
+
+/// Runs store calls off the service thread, one at a time and in order, and
+/// posts their results to the wake-up inbox. A synchronous store (memory)
+/// is called inline instead.
+final class StoreWorker: Sendable {
+    let store: any RoomStore
+    private let inbox: WakeInbox
+    private let queue = DispatchQueue(label: "happy.store")
+
+    init(store: any RoomStore, inbox: WakeInbox) {
+        self.store = store
+        self.inbox = inbox
+    }
+
+    var isSynchronous: Bool { store.isSynchronous }
+
+    func load(_ name: String) {
+        let store = self.store, inbox = self.inbox
+        queue.async {
+            let result: Result<StoredRoom?, StoreError>
+            do throws(StoreError) { result = .success(try store.loadRoom(named: name)) } catch { result = .failure(error) }
+            inbox.post(.roomLoaded(room: name, result: result))
+        }
+    }
+
+    func commit(batch: UInt64, _ commits: [RoomCommit]) {
+        let store = self.store, inbox = self.inbox
+        queue.async {
+            let started = Clock.monotonicSeconds()
+            let result: Result<Void, StoreError>
+            do throws(StoreError) { try store.commit(commits); result = .success(()) } catch { result = .failure(error) }
+            inbox.post(.commitFinished(batch: batch, result: result, seconds: Clock.monotonicSeconds() - started))
+        }
+    }
+
+    /// Waits for queued work, then closes the store.
+    func close() {
+        let store = self.store
+        queue.sync { store.close() }
+    }
+}

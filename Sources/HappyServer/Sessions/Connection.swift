@@ -1,0 +1,107 @@
+import CWebSockets
+import HappyCore
+
+/// One WebSocket client. Owned by the service thread; lws holds a retained
+/// reference in the connection's opaque user data until it closes.
+final class Connection {
+    enum Kind {
+        /// The Happy protocol on `/ws`.
+        case happy
+        /// The conformance echo endpoint on `/echo`.
+        case echo
+    }
+
+    /// How the connection is going away, once decided.
+    struct CloseRequest {
+        var code: UInt16
+        var reason: String
+        /// Send what is queued first (graceful shutdown).
+        var afterDrain = false
+    }
+
+    let wsi: OpaquePointer
+    let kind: Kind
+    let serial: UInt64
+    let peerAddress: String
+    /// lws's own framing must be used (an extension such as permessage-deflate
+    /// transforms every frame); otherwise pre-framed frames are coalesced.
+    let usesExtensions: Bool
+
+    /// Index in the server's connection list, for O(1) removal.
+    var listIndex = -1
+    var admitted = false
+    var participant: Participant
+    var role: Role = .player
+    var roomName = ""
+    weak var room: RoomRuntime?
+    /// Index in the room's member array, for O(1) removal.
+    var memberIndex = -1
+    var joined = false
+    var resume: (since: UInt64?, epoch: String?) = (nil, nil)
+    /// Messages that arrived before the welcome (the room was still loading).
+    var early: [[UInt8]] = []
+
+    var outbox: Outbox<OutboundFrame>
+    var writableRequested = false
+    var closeRequest: CloseRequest?
+    var isClosed = false
+
+    /// Fragments of a message still being received.
+    var partial: [UInt8] = []
+    var partialIsBinary = false
+
+    var bucket: TokenBucket
+    var flood: FloodMeter
+    var lastReceiveAt: Double
+    /// When the outbox last made progress (or became non-empty).
+    var stalledSince: Double
+    var pingSentAt: Double?
+    var pingDue = false
+
+    init(wsi: OpaquePointer, kind: Kind, serial: UInt64, peerAddress: String, usesExtensions: Bool,
+         limits: HappyConfig.LimitsSection, now: Double) {
+        self.wsi = wsi
+        self.kind = kind
+        self.serial = serial
+        self.peerAddress = peerAddress
+        self.usesExtensions = usesExtensions
+        participant = Participant(id: "c\(serial)", name: "guest-\(serial)")
+        outbox = Outbox(limit: limits.maxQueuedBytes)
+        bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
+        flood = FloodMeter(limit: limits.floodLimit)
+        lastReceiveAt = now
+        stalledSince = now
+    }
+
+    /// Asks lws for a WRITEABLE callback unless one is already on its way.
+    func requestWritable() {
+        guard !writableRequested, !isClosed else { return }
+        writableRequested = true
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Closes with `code` at the next chance to write (after the upgrade has
+    /// completed, so browsers see the code and reason).
+    func close(code: UInt16, reason: String, afterDrain: Bool = false) {
+        guard closeRequest == nil else { return }
+        closeRequest = CloseRequest(code: code, reason: reason, afterDrain: afterDrain)
+        writableRequested = false
+        requestWritable()
+    }
+
+    /// Drops the connection without a close handshake (dead or stuck peer).
+    func kill() {
+        guard !isClosed else { return }
+        lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
+    }
+}
+
+/// WebSocket close codes used by the server.
+enum CloseCode {
+    static let goingAway: UInt16 = 1001
+    static let unsupportedData: UInt16 = 1003
+    static let policyViolation: UInt16 = 1008
+    static let messageTooBig: UInt16 = 1009
+    static let internalError: UInt16 = 1011
+    static let tryAgainLater: UInt16 = 1013
+}

@@ -1,0 +1,36 @@
+import CWebSockets
+import HappyCore
+
+/// Once a second: keepalive pings, dead and stuck peers, idle rooms.
+/// One pass over all connections replaces lws's per-connection validity
+/// timers, which would re-sort a shared list on every received frame.
+extension HappyServer {
+    func sweep() {
+        let now = Clock.monotonicSeconds()
+        let limits = config.limits
+        for connection in connections where !connection.isClosed {
+            if let sentAt = connection.pingSentAt {
+                if now - sentAt > limits.pingTimeoutSeconds {
+                    metrics.pingTimeouts += 1
+                    logger.info("dropping unresponsive client", ["id": connection.participant.id,
+                                                                 "peer": connection.peerAddress])
+                    connection.kill()
+                    continue
+                }
+            } else if now - connection.lastReceiveAt >= limits.pingIntervalSeconds {
+                connection.pingSentAt = now
+                connection.pingDue = true
+                connection.requestWritable()
+            }
+            if !connection.outbox.isEmpty && now - connection.stalledSince > limits.writeTimeoutSeconds {
+                metrics.slowReaderCloses += 1
+                logger.info("dropping client that stopped reading", ["id": connection.participant.id,
+                                                                     "queued": "\(connection.outbox.queuedBytes)"])
+                connection.kill()
+            }
+        }
+        evictIdleRooms(now: now)
+        httpRateLimits = httpRateLimits.filter { now - $0.value.lastUsed < 60 }
+        scheduleSweep()
+    }
+}

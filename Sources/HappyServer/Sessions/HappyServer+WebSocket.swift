@@ -1,0 +1,303 @@
+import CWebSockets
+import HappyCore
+
+/// The WebSocket life of a connection: upgrade, admission, receive, write, close.
+extension HappyServer {
+    static let maxEarlyMessages = 32
+    /// Autobahn's largest messages are 16 MiB.
+    static let echoMessageLimit = 16 * 1024 * 1024 + 1024
+
+    /// Refuses upgrades on paths other than `/ws` (and `/echo` when enabled),
+    /// and from origins not in `auth.allowedOrigins`, before the handshake.
+    func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        let path = LWSHeaders.value(wsi, WSI_TOKEN_GET_URI) ?? ""
+        let allowed = path == "/ws" || (path == "/echo" && config.conformance.echo)
+        if !allowed {
+            metrics.countRefusal("path")
+            return refuseHTTP(wsi, status: HTTP_STATUS_NOT_FOUND, "no WebSocket endpoint at \(path)")
+        }
+        if !config.auth.allowedOrigins.isEmpty {
+            let origin = LWSHeaders.value(wsi, WSI_TOKEN_ORIGIN) ?? ""
+            if !config.auth.allowedOrigins.contains(origin) {
+                metrics.countRefusal("origin")
+                logger.info("refused", ["reason": "origin", "origin": origin, "peer": LWSHeaders.peerAddress(wsi)])
+                return refuseHTTP(wsi, status: HTTP_STATUS_FORBIDDEN, "origin not allowed")
+            }
+        }
+        return 0
+    }
+
+    private func refuseHTTP(_ wsi: OpaquePointer, status: http_status, _ message: String) -> Int32 {
+        lws_return_http_status(wsi, UInt32(status.rawValue), message) != 0 ? -1 : 1
+    }
+
+    func established(_ wsi: OpaquePointer) -> Int32 {
+        nextSerial += 1
+        let path = LWSHeaders.value(wsi, WSI_TOKEN_GET_URI) ?? "/ws"
+        let kind: Connection.Kind = path == "/echo" ? .echo : .happy
+        let offeredExtensions = LWSHeaders.value(wsi, WSI_TOKEN_EXTENSIONS) ?? ""
+        let connection = Connection(
+            wsi: wsi, kind: kind, serial: nextSerial, peerAddress: LWSHeaders.peerAddress(wsi),
+            usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
+            limits: config.limits, now: Clock.monotonicSeconds())
+        lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as AnyObject).toOpaque())
+        connection.listIndex = connections.count
+        connections.append(connection)
+        metrics.connectionsOpened += 1
+        if kind == .happy {
+            admit(connection, query: LWSHeaders.queryArguments(wsi))
+        }
+        return 0
+    }
+
+    func closed(_ wsi: OpaquePointer) {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return }
+        lws_set_opaque_user_data(wsi, nil)
+        let object = Unmanaged<AnyObject>.fromOpaque(pointer)
+        defer { object.release() }
+        guard let connection = object.takeUnretainedValue() as? Connection else { return }
+        connection.isClosed = true
+        removeFromList(connection)
+        metrics.connectionsClosed += 1
+        leave(connection)
+        logger.debug("closed", ["id": connection.participant.id, "room": connection.roomName,
+                                "code": connection.closeRequest.map { "\($0.code)" } ?? "peer"])
+    }
+
+    private func removeFromList(_ connection: Connection) {
+        let index = connection.listIndex
+        guard index >= 0, index < connections.count, connections[index] === connection else { return }
+        let last = connections.removeLast()
+        if index < connections.count {
+            connections[index] = last
+            last.listIndex = index
+        }
+        connection.listIndex = -1
+    }
+
+    func noteAlive(_ connection: Connection) {
+        connection.lastReceiveAt = Clock.monotonicSeconds()
+        connection.pingSentAt = nil
+    }
+
+    // MARK: receive
+
+    func receive(_ connection: Connection, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        noteAlive(connection)
+        if connection.closeRequest != nil { return 0 }
+        let wsi = connection.wsi
+        let binary = lws_frame_is_binary(wsi) != 0
+        if binary && connection.kind == .happy {
+            return closeNow(connection, CloseCode.unsupportedData, "binary messages are not accepted; send JSON text")
+        }
+        let limit = connection.kind == .echo ? Self.echoMessageLimit : config.limits.maxMessageBytes
+        let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        let chunk = UnsafeBufferPointer(start: input?.assumingMemoryBound(to: UInt8.self), count: length)
+
+        if connection.partial.isEmpty && complete {
+            guard length <= limit else {
+                return closeNow(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+            }
+            return handleMessage(connection, chunk, binary: binary)
+        }
+        guard connection.partial.count + length <= limit else {
+            return closeNow(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+        }
+        if connection.partial.isEmpty { connection.partialIsBinary = binary }
+        connection.partial.append(contentsOf: chunk)
+        guard complete else { return 0 }
+        let message = connection.partial
+        connection.partial = []
+        return message.withUnsafeBufferPointer { handleMessage(connection, $0, binary: connection.partialIsBinary) }
+    }
+
+    /// Sends a close frame with `code` and drops the connection now.
+    func closeNow(_ connection: Connection, _ code: UInt16, _ reason: String) -> Int32 {
+        connection.closeRequest = Connection.CloseRequest(code: code, reason: reason)
+        var bytes = Array(reason.utf8.prefix(123))
+        lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+        logger.debug("closing", ["id": connection.participant.id, "code": "\(code)", "reason": reason])
+        return -1
+    }
+
+    private func handleMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>, binary: Bool) -> Int32 {
+        switch connection.kind {
+        case .echo:
+            queue(OutboundFrame(payload: bytes, binary: binary), to: connection, droppable: false)
+            return 0
+        case .happy:
+            guard connection.joined else {
+                guard connection.early.count < Self.maxEarlyMessages else {
+                    return closeNow(connection, CloseCode.policyViolation, "too many messages before the welcome")
+                }
+                connection.early.append(Array(bytes))
+                return 0
+            }
+            if let close = handleClientMessage(connection, bytes) {
+                return closeNow(connection, close.code, close.reason)
+            }
+            return 0
+        }
+    }
+
+    /// Decodes and acts on one message; returns a close request for floods.
+    func handleClientMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>) -> Connection.CloseRequest? {
+        let now = Clock.monotonicSeconds()
+        let decoded = ClientMessageDecoder.decode(bytes)
+        guard connection.bucket.take(now: now) else {
+            metrics.rateLimited += 1
+            metrics.countError(.rateLimited)
+            let id: String? = if case .success(.intent(let intent)) = decoded { intent.id } else { nil }
+            if connection.flood.record(now: now) {
+                metrics.floodCloses += 1
+                logger.info("closing flooder", ["id": connection.participant.id, "peer": connection.peerAddress])
+                return Connection.CloseRequest(code: CloseCode.policyViolation,
+                                               reason: "too many messages: over the rate limit for too long")
+            }
+            sendError(WireError(.rateLimited, "rate limit of \(config.limits.intentsPerSecond) messages/s exceeded; message dropped", id: id), to: connection)
+            return nil
+        }
+        switch decoded {
+        case .failure(let error):
+            metrics.countError(error.code)
+            sendError(error, to: connection)
+        case .success(.ping(let id)):
+            queue(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: Clock.wallMilliseconds(),
+                                                                  headroom: OutboundFrame.headroom)),
+                  to: connection, droppable: false)
+        case .success(.intent(let intent)):
+            if let refusal = accessRefusal(for: intent.action, role: connection.role) {
+                metrics.countError(.forbidden)
+                sendError(WireError(.forbidden, refusal, id: intent.id), to: connection)
+            } else if let runtime = connection.room {
+                submitIntent(intent, in: runtime, sender: connection.participant, reply: .connection(connection))
+            }
+        }
+        return nil
+    }
+
+    /// Why `role` may not perform `action`, or nil when it may.
+    func accessRefusal(for action: Action, role: Role) -> String? {
+        if !role.maySendIntents { return "viewers may not send intents" }
+        if action.requiresAdmin && !config.auth.secret.isEmpty && role != .admin {
+            return "\(action.wireName) needs the admin role"
+        }
+        return nil
+    }
+
+    // MARK: send
+
+    func sendError(_ error: WireError, to connection: Connection) {
+        queue(OutboundFrame(encoded: ServerMessageEncoder.error(error, headroom: OutboundFrame.headroom)),
+              to: connection, droppable: false)
+    }
+
+    /// Queues `frame` for `connection` under the outbox policy.
+    func queue(_ frame: OutboundFrame, to connection: Connection, droppable: Bool) {
+        guard !connection.isClosed, connection.closeRequest == nil else { return }
+        let wasEmpty = connection.outbox.isEmpty
+        switch connection.outbox.push(frame, bytes: frame.queuedSize, droppable: droppable) {
+        case .queued:
+            if wasEmpty { connection.stalledSince = Clock.monotonicSeconds() }
+            connection.requestWritable()
+        case .overflowed(let dropped):
+            metrics.outboxDrops += dropped
+            metrics.resyncs += 1
+            connection.requestWritable()
+        case .coveredByResync:
+            metrics.outboxDrops += 1
+        case .overLimit:
+            metrics.slowReaderCloses += 1
+            logger.info("dropping client that reads nothing", ["id": connection.participant.id,
+                                                               "queued": "\(connection.outbox.queuedBytes)"])
+            connection.kill()
+        }
+    }
+
+    // MARK: write
+
+    func writeable(_ connection: Connection) -> Int32 {
+        connection.writableRequested = false
+        let now = Clock.monotonicSeconds()
+        connection.stalledSince = now
+        if let close = connection.closeRequest, !close.afterDrain || connection.outbox.isEmpty {
+            var bytes = Array(close.reason.utf8.prefix(123))
+            lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(close.code)), &bytes, bytes.count)
+            return -1
+        }
+        if connection.pingDue {
+            connection.pingDue = false
+            if lws_write(connection.wsi, scratch + OutboundFrame.headroom, 0, lws_write_protocol(UInt32(happy_write_ping))) < 0 {
+                return -1
+            }
+        } else if !connection.outbox.isEmpty {
+            let written = connection.usesExtensions || connection.kind == .echo
+                ? writeOne(connection) : writeCoalesced(connection)
+            if written < 0 { return -1 }
+        }
+        if !connection.outbox.isEmpty || connection.closeRequest != nil { connection.requestWritable() }
+        return 0
+    }
+
+    /// The frame the outbox's first entry stands for (a resync is built now,
+    /// from the latest recorded state).
+    private func firstFrame(of connection: Connection) -> OutboundFrame? {
+        switch connection.outbox.first {
+        case .message(let frame, _, _)?:
+            return frame
+        case .resync?:
+            guard let runtime = connection.room, let room = runtime.room else { return nil }
+            let presence = Array(runtime.participants.prefix(config.limits.presenceBroadcastMax))
+            return OutboundFrame(encoded: ServerMessageEncoder.resync(
+                seq: room.committed.seq, state: room.committed.scene, presence: presence,
+                presenceCount: runtime.members.count, headroom: OutboundFrame.headroom))
+        case nil:
+            return nil
+        }
+    }
+
+    /// One message through lws's own framing (needed with extensions).
+    private func writeOne(_ connection: Connection) -> Int {
+        guard let frame = firstFrame(of: connection) else { connection.outbox.removeFirst(); return 0 }
+        connection.outbox.removeFirst()
+        let mode = lws_write_protocol(UInt32(frame.isBinary ? happy_write_binary : happy_write_text))
+        let written = frame.withBytes { bytes in
+            Int(lws_write(connection.wsi, bytes.baseAddress! + OutboundFrame.headroom, frame.payloadLength, mode))
+        }
+        metrics.messagesOut += 1
+        metrics.bytesOut += frame.frameLength
+        return written
+    }
+
+    /// As many queued frames as fit in one socket write, already framed; lws
+    /// keeps whatever the socket does not take and sends it first next time.
+    private func writeCoalesced(_ connection: Connection) -> Int {
+        let base = scratch + OutboundFrame.headroom
+        var used = 0
+        var count = 0
+        while let frame = firstFrame(of: connection) {
+            let length = frame.frameLength
+            if used + length > Self.writeBatchBytes {
+                if used > 0 { break }
+                // Too big to batch: write it alone, straight from its own buffer.
+                connection.outbox.removeFirst()
+                metrics.messagesOut += 1
+                metrics.bytesOut += length
+                return frame.withBytes { bytes in
+                    Int(lws_write(connection.wsi, bytes.baseAddress! + frame.frameStart, length,
+                                  lws_write_protocol(UInt32(happy_write_http))))
+                }
+            }
+            frame.withBytes { bytes in
+                (base + used).update(from: bytes.baseAddress! + frame.frameStart, count: length)
+            }
+            used += length
+            count += 1
+            connection.outbox.removeFirst()
+        }
+        guard used > 0 else { return 0 }
+        metrics.messagesOut += count
+        metrics.bytesOut += used
+        return Int(lws_write(connection.wsi, base, used, lws_write_protocol(UInt32(happy_write_http))))
+    }
+}

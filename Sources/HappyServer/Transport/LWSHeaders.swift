@@ -1,0 +1,58 @@
+import CWebSockets
+
+/// Reading request data from lws (only valid while lws still holds the headers).
+enum LWSHeaders {
+    static func value(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let length = Int(lws_hdr_total_length(wsi, token))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A header lws has no token for, named in lower case (`x-happy-name`).
+    static func custom(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let key = name.lowercased() + ":"
+        let keyLength = Int32(key.utf8.count)
+        let length = Int(lws_hdr_custom_length(wsi, key, keyLength))
+        guard length > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, keyLength) >= 0 else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The query arguments, already URL-decoded by lws; the first of a name wins.
+    static func queryArguments(_ wsi: OpaquePointer) -> [String: String] {
+        var arguments: [String: String] = [:]
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var index: Int32 = 0
+        while lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+            index += 1
+            let fragment = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard !fragment.isEmpty else { continue }
+            let parts = fragment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            if arguments[name] == nil { arguments[name] = parts.count > 1 ? String(parts[1]) : "" }
+        }
+        return arguments
+    }
+
+    static func peerAddress(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The request method and path of an HTTP request.
+    static func methodAndPath(_ wsi: OpaquePointer) -> (method: String, path: String)? {
+        let candidates: [(String, lws_token_indexes)] = [
+            ("GET", WSI_TOKEN_GET_URI), ("POST", WSI_TOKEN_POST_URI), ("HEAD", WSI_TOKEN_HEAD_URI),
+            ("PUT", WSI_TOKEN_PUT_URI), ("DELETE", WSI_TOKEN_DELETE_URI), ("PATCH", WSI_TOKEN_PATCH_URI),
+            ("OPTIONS", WSI_TOKEN_OPTIONS_URI),
+        ]
+        for (method, token) in candidates {
+            if let path = value(wsi, token) { return (method, path) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,75 @@
+import CWebSockets
+import HappyCore
+
+/// One encoded server message, framed once as an unmasked WebSocket text
+/// frame and shared by every receiver. The bytes are laid out as
+/// `[LWS_PRE headroom | frame header | JSON payload]`, the header sitting
+/// right before the payload, so the frame can go out either through lws's
+/// own framing (`lws_write` TEXT, payload pointer) or pre-framed and
+/// coalesced with others (the whole frame, header included).
+final class OutboundFrame {
+    static let headroom = Int(happy_lws_pre)
+
+    private(set) var bytes: [UInt8]
+    let payloadLength: Int
+    let headerLength: Int
+    /// The event's seq for events, 0 otherwise.
+    let seq: UInt64
+
+    let isBinary: Bool
+
+    /// `encoded` must carry `OutboundFrame.headroom` bytes before the payload.
+    init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false) {
+        precondition(encoded.count >= Self.headroom)
+        bytes = encoded
+        payloadLength = encoded.count - Self.headroom
+        self.seq = seq
+        isBinary = binary
+        headerLength = Self.writeHeader(into: &bytes, payloadLength: payloadLength, opcode: binary ? 0x82 : 0x81)
+    }
+
+    /// A frame holding a copy of `payload` (stored events, echoes).
+    convenience init<C: Collection>(payload: C, seq: UInt64 = 0, binary: Bool = false) where C.Element == UInt8 {
+        var encoded = [UInt8](repeating: 0, count: Self.headroom)
+        encoded.reserveCapacity(Self.headroom + payload.count)
+        encoded.append(contentsOf: payload)
+        self.init(encoded: encoded, seq: seq, binary: binary)
+    }
+
+    var frameStart: Int { Self.headroom - headerLength }
+    var frameLength: Int { headerLength + payloadLength }
+    /// Bytes this frame costs a client's outbox.
+    var queuedSize: Int { payloadLength + 64 }
+
+    var payload: ArraySlice<UInt8> { bytes[Self.headroom...] }
+
+    /// Runs `body` with the mutable bytes (lws writes its header into the headroom).
+    func withBytes<R>(_ body: (UnsafeMutableBufferPointer<UInt8>) -> R) -> R {
+        bytes.withUnsafeMutableBufferPointer { body($0) }
+    }
+
+    /// Writes a FIN frame header ending at the headroom boundary.
+    private static func writeHeader(into bytes: inout [UInt8], payloadLength: Int, opcode: UInt8) -> Int {
+        let end = headroom
+        if payloadLength < 126 {
+            bytes[end - 2] = opcode
+            bytes[end - 1] = UInt8(payloadLength)
+            return 2
+        } else if payloadLength <= 0xFFFF {
+            bytes[end - 4] = opcode
+            bytes[end - 3] = 126
+            bytes[end - 2] = UInt8(payloadLength >> 8)
+            bytes[end - 1] = UInt8(payloadLength & 0xFF)
+            return 4
+        } else {
+            bytes[end - 10] = opcode
+            bytes[end - 9] = 127
+            var length = UInt64(payloadLength)
+            for index in stride(from: end - 1, through: end - 8, by: -1) {
+                bytes[index] = UInt8(length & 0xFF)
+                length >>= 8
+            }
+            return 10
+        }
+    }
+}

