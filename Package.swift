@@ -27,9 +27,10 @@ let package = Package(
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore"]),
 
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
+        // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
-            dependencies: ["HappyCore", "HappyClientKit"]
+            dependencies: ["HappyCore", "HappyClientKit", "happyserver"]
         ),
     ]
 )

@@ -18,6 +18,9 @@ static const int happy_write_binary = LWS_WRITE_BINARY;
 static const int happy_write_http = LWS_WRITE_HTTP;
 static const int happy_write_http_final = LWS_WRITE_HTTP_FINAL;
 static const int happy_write_ping = LWS_WRITE_PING;
+static const int happy_write_continuation = LWS_WRITE_CONTINUATION;
+static const int happy_write_no_fin = LWS_WRITE_NO_FIN;
+static const int happy_context_port_no_listen = CONTEXT_PORT_NO_LISTEN;
 
 /* Glibc's stdout cannot be referenced from Swift 6. */
 static inline FILE *happy_stdout(void) { return stdout; }

@@ -1,0 +1,192 @@
+import CWebSockets
+import Foundation
+import Synchronization
+
+/// Something that happened on a WebSocket connection.
+public enum WebSocketEvent: Sendable, Equatable {
+    case open(subprotocol: String?)
+    case text(String)
+    case binary([UInt8])
+    /// The connection ended; `code` is nil when no close frame arrived.
+    case closed(code: UInt16?, reason: String)
+    /// The connection could not be made.
+    case failed(String)
+}
+
+/// Receives a connection's events on its loop's thread.
+public protocol WebSocketDelegate: AnyObject {
+    func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?)
+    /// `bytes` is only valid during the call.
+    func webSocket(_ connection: WebSocketConnection, didReceive bytes: UnsafeRawBufferPointer, binary: Bool)
+    func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String)
+    func webSocketDidFail(_ connection: WebSocketConnection, error: String)
+}
+
+/// How to open a connection.
+public struct WebSocketOptions: Sendable {
+    /// Subprotocol to offer (`happy.v1`), or nil to offer none.
+    public var subprotocol: String?
+    public var origin: String?
+    public var headers: [(name: String, value: String)]
+    /// Accept self-signed certificates (tests, local TLS).
+    public var allowInsecureTLS: Bool
+
+    public init(subprotocol: String? = "happy.v1", origin: String? = nil,
+                headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false) {
+        self.subprotocol = subprotocol
+        self.origin = origin
+        self.headers = headers
+        self.allowInsecureTLS = allowInsecureTLS
+    }
+}
+
+/// One client WebSocket connection on a `ClientLoop`. `send`, `close`,
+/// `abort`, `pauseReading` and `nextEvent` may be called from any thread.
+/// Without a delegate, events are queued for `nextEvent(timeout:)`.
+public final class WebSocketConnection: @unchecked Sendable {
+    enum Outgoing {
+        case message([UInt8], mode: Int32)
+        case close(code: UInt16, reason: String)
+    }
+
+    public let url: WebSocketURL
+    public let options: WebSocketOptions
+    weak var delegate: WebSocketDelegate?
+    let loop: ClientLoop
+
+    // Loop-thread state.
+    var wsi: OpaquePointer?
+    var finished = false
+    var partial: [UInt8] = []
+    var partialBinary = false
+    var peerCloseCode: UInt16?
+    var peerCloseReason = ""
+    var cStrings: [UnsafeMutablePointer<CChar>] = []
+
+    private let outgoing = Mutex<[Outgoing]>([])
+    private let events = EventQueue<WebSocketEvent>()
+    private let usesQueue: Bool
+
+    init(loop: ClientLoop, url: WebSocketURL, options: WebSocketOptions, delegate: WebSocketDelegate?) {
+        self.loop = loop
+        self.url = url
+        self.options = options
+        self.delegate = delegate
+        usesQueue = delegate == nil
+    }
+
+    deinit {
+        for string in cStrings { free(string) }
+    }
+
+    func cString(_ text: String) -> UnsafePointer<CChar> {
+        let copy = strdup(text)!
+        cStrings.append(copy)
+        return UnsafePointer(copy)
+    }
+
+    // MARK: any thread
+
+    public func send(text: String) {
+        enqueue(.message(Array(text.utf8), mode: happy_write_text))
+    }
+
+    public func send(bytes: [UInt8], binary: Bool = false) {
+        enqueue(.message(bytes, mode: binary ? happy_write_binary : happy_write_text))
+    }
+
+    /// Sends one text message split into frames (a fragmented message).
+    public func send(fragments: [String]) {
+        for (index, fragment) in fragments.enumerated() {
+            var mode = index == 0 ? happy_write_text : happy_write_continuation
+            if index < fragments.count - 1 { mode |= happy_write_no_fin }
+            enqueue(.message(Array(fragment.utf8), mode: mode))
+        }
+    }
+
+    /// Sends a close frame with `code` after what is queued.
+    public func close(code: UInt16 = 1000, reason: String = "") {
+        enqueue(.close(code: code, reason: reason))
+    }
+
+    /// Drops the TCP connection without a close frame.
+    public func abort() {
+        loop.post(.abort(self))
+    }
+
+    /// Stops (or resumes) reading from the socket, as a stalled client would.
+    public func setReading(_ reading: Bool) {
+        loop.post(.flowControl(self, reading))
+    }
+
+    /// The next event, waiting up to `timeout` seconds (queue mode only).
+    public func nextEvent(timeout: Double) -> WebSocketEvent? {
+        events.next(timeout: timeout)
+    }
+
+    private func enqueue(_ item: Outgoing) {
+        outgoing.withLock { $0.append(item) }
+        loop.post(.wantWrite(self))
+    }
+
+    // MARK: loop thread
+
+    func takeOutgoing() -> Outgoing? {
+        outgoing.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+    }
+
+    var hasOutgoing: Bool { outgoing.withLock { !$0.isEmpty } }
+
+    func didOpen(subprotocol: String?) {
+        if let delegate { delegate.webSocketDidOpen(self, subprotocol: subprotocol) }
+        if usesQueue { events.push(.open(subprotocol: subprotocol)) }
+    }
+
+    func didReceive(_ bytes: UnsafeRawBufferPointer, binary: Bool) {
+        if let delegate { delegate.webSocket(self, didReceive: bytes, binary: binary) }
+        if usesQueue {
+            events.push(binary ? .binary(Array(bytes)) : .text(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
+    func didClose() {
+        if let delegate { delegate.webSocketDidClose(self, code: peerCloseCode, reason: peerCloseReason) }
+        if usesQueue { events.push(.closed(code: peerCloseCode, reason: peerCloseReason)) }
+    }
+
+    func didFail(_ error: String) {
+        if let delegate { delegate.webSocketDidFail(self, error: error) }
+        if usesQueue { events.push(.failed(error)) }
+    }
+}
+
+/// A thread-safe FIFO with a blocking, time-limited `next`.
+final class EventQueue<Element: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var head = 0
+
+    func push(_ item: Element) {
+        condition.lock()
+        items.append(item)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func next(timeout: Double) -> Element? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while head >= items.count {
+            if !condition.wait(until: deadline) { break }
+        }
+        guard head < items.count else { return nil }
+        let item = items[head]
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+}

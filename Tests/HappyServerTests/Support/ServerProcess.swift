@@ -1,0 +1,142 @@
+import Foundation
+import HappyCore
+import XCTest
+
+/// A real `happyserver` process on an ephemeral loopback port, with its own
+/// config file and data directory, for integration tests.
+final class ServerProcess {
+    static let repositoryRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }()
+
+    static let binary: URL = {
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("happyserver")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return repositoryRoot.appendingPathComponent(".build/debug/happyserver")
+    }()
+
+    let directory: URL
+    let configURL: URL
+    private(set) var process: Process?
+    private(set) var port = 0
+    private let log = LogCollector()
+
+    /// `settings` are config.json keys (nested objects as dictionaries); port,
+    /// webRoot and dataDir default to the test's own.
+    init(_ settings: [String: Any] = [:], directory: URL? = nil, start: Bool = true) throws {
+        self.directory = directory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("happy-test-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        configURL = self.directory.appendingPathComponent("config.json")
+        var config: [String: Any] = [
+            "port": 0,
+            "webRoot": Self.repositoryRoot.appendingPathComponent("web").path,
+            "dataDir": self.directory.appendingPathComponent("data").path,
+            "log": ["level": "debug", "format": "text"],
+        ]
+        for (key, value) in settings { config[key] = value }
+        let data = try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: configURL)
+        if start { try self.start() }
+    }
+
+    deinit {
+        kill()
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+    var wsURL: String { "ws://127.0.0.1:\(port)/ws" }
+    var httpBase: String { "http://127.0.0.1:\(port)" }
+    var logText: String { log.text }
+
+    /// Starts (or restarts) the server and waits until it listens.
+    func start(timeout: Double = 20) throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["--config", configURL.path]
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        let log = self.log
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { log.append(data) }
+        }
+        log.reset()
+        try process.run()
+        self.process = process
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if let port = log.listeningPort() { self.port = port; return }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw NSError(domain: "ServerProcess", code: 1, userInfo: [NSLocalizedDescriptionKey:
+            "happyserver did not start listening: \(log.text)"])
+    }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop(timeout: Double = 10) -> Int32 {
+        guard let process, process.isRunning else { return process?.terminationStatus ?? 0 }
+        process.terminate()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        return process.terminationStatus
+    }
+
+    /// SIGKILL: a crash.
+    func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// Resident memory of the server process in bytes.
+    func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
+        return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+    }
+}
+
+/// Collects a child process's output and finds the "listening" line.
+final class LogCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) {
+        lock.lock(); data.append(chunk); lock.unlock()
+    }
+
+    func reset() {
+        lock.lock(); data = Data(); lock.unlock()
+    }
+
+    var text: String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func listeningPort() -> Int? {
+        for line in text.split(separator: "\n") where line.contains("listening") {
+            if let range = line.range(of: "port=") {
+                return Int(line[range.upperBound...].prefix(while: \.isNumber))
+            }
+        }
+        return nil
+    }
+}
