@@ -235,7 +235,7 @@ struct ConfigReader {
         guard case .array(let list) = v else { throw wrongType(key, "a list of strings", v) }
         var out: [String] = []
         for item in list {
-            guard let s = item.stringValue else { throw wrongType(key, "a list of strings", v) }
+            guard let s = item.stringValue else { throw wrongType(key, "a list of strings", item) }
             out.append(s)
         }
         return out

@@ -22,8 +22,8 @@ public enum ServerMessage: Sendable {
         case "event":
             if let event = EventMessage(json: json) { return .event(event) }
         case "ack":
-            if let seq = json["seq"]?.doubleValue {
-                return .ack(id: json["id"]?.stringValue, seq: UInt64(max(0, seq)),
+            if let seq: UInt64 = json["seq"]?.wholeNumber() {
+                return .ack(id: json["id"]?.stringValue, seq: seq,
                             result: json["result"]?.stringValue ?? "")
             }
         case "error":
@@ -33,11 +33,11 @@ public enum ServerMessage: Sendable {
             return .presence(joined: json["joined"].flatMap(Participant.init(json:)),
                              left: json["left"].flatMap(Participant.init(json:)))
         case "resync":
-            if let seq = json["seq"]?.doubleValue, let state = json["state"].flatMap(Scene.init(json:)) {
-                return .resync(seq: UInt64(max(0, seq)), state: state)
+            if let seq: UInt64 = json["seq"]?.wholeNumber(), let state = json["state"].flatMap(Scene.init(json:)) {
+                return .resync(seq: seq, state: state)
             }
         case "pong":
-            return .pong(id: json["id"]?.stringValue, serverTime: Int64(json["serverTime"]?.doubleValue ?? 0))
+            return .pong(id: json["id"]?.stringValue, serverTime: json["serverTime"]?.wholeNumber() ?? 0)
         default:
             break
         }
@@ -60,21 +60,21 @@ public struct WelcomeMessage: Sendable {
 
     init?(json: JSONValue) {
         guard let room = json["room"]?.stringValue, let you = json["you"].flatMap(Participant.init(json:)),
-              let epoch = json["epoch"]?.stringValue, let seq = json["seq"]?.doubleValue,
+              let epoch = json["epoch"]?.stringValue, let seq: UInt64 = json["seq"]?.wholeNumber(),
               let state = json["state"].flatMap(Scene.init(json:)) else { return nil }
         self.room = room
         self.you = you
         role = json["you"]?["role"]?.stringValue ?? "player"
         self.epoch = epoch
-        self.seq = UInt64(max(0, seq))
+        self.seq = seq
         self.state = state
         if case .array(let list)? = json["presence"] {
             presence = list.compactMap(Participant.init(json:))
         } else {
             presence = []
         }
-        presenceCount = Int(json["presenceCount"]?.doubleValue ?? Double(presence.count))
-        serverTime = Int64(json["serverTime"]?.doubleValue ?? 0)
+        presenceCount = json["presenceCount"]?.wholeNumber() ?? presence.count
+        serverTime = json["serverTime"]?.wholeNumber() ?? 0
         recovered = json["recovered"]?.boolValue ?? false
     }
 }
@@ -90,11 +90,11 @@ public struct EventMessage: Sendable {
     public var state: Scene
 
     init?(json: JSONValue) {
-        guard let seq = json["seq"]?.doubleValue, let name = json["name"]?.stringValue,
+        guard let seq: UInt64 = json["seq"]?.wholeNumber(), let name = json["name"]?.stringValue,
               let state = json["state"].flatMap(Scene.init(json:)) else { return nil }
-        self.seq = UInt64(max(0, seq))
+        self.seq = seq
         room = json["room"]?.stringValue ?? ""
-        time = Int64(json["time"]?.doubleValue ?? 0)
+        time = json["time"]?.wholeNumber() ?? 0
         self.name = name
         sender = json["sender"].flatMap(Participant.init(json:)) ?? Participant(id: "", name: "")
         if case .array(let list)? = json["changes"] {
@@ -120,15 +120,24 @@ extension Scene {
     /// Reads a scene object as the server writes it; nil when a field is missing.
     public init?(json: JSONValue) {
         guard let face = json["face"], let heart = json["heart"], let dragon = json["dragon"],
-              let happiness = face["happiness"]?.doubleValue, let scale = face["scale"]?.doubleValue,
+              let happiness: Int = face["happiness"]?.wholeNumber(), let scale = face["scale"]?.doubleValue,
               let rate = heart["rate"]?.doubleValue,
               let fill = heart["fillColor"]?.stringValue.flatMap(RGBColor.init(hex:)),
               let stroke = heart["strokeColor"]?.stringValue.flatMap(RGBColor.init(hex:)),
               let lineWidth = heart["lineWidth"]?.doubleValue,
               let x = dragon["x"]?.doubleValue, let y = dragon["y"]?.doubleValue,
               let hidden = dragon["hidden"]?.boolValue else { return nil }
-        self.init(face: Face(happiness: Int(happiness), scale: scale),
+        self.init(face: Face(happiness: happiness, scale: scale),
                   heart: Heart(rate: rate, fillColor: fill, strokeColor: stroke, lineWidth: lineWidth),
                   dragon: Dragon(x: x, y: y, hidden: hidden))
+    }
+}
+
+extension JSONValue {
+    /// A number's integer part when it fits in `T`; nil for other values,
+    /// infinities and numbers out of range (converting those would trap).
+    fileprivate func wholeNumber<T: BinaryInteger>() -> T? {
+        guard let value = doubleValue, value.isFinite else { return nil }
+        return T(exactly: value.rounded(.towardZero))
     }
 }
