@@ -40,9 +40,11 @@ public final class HappyServer: @unchecked Sendable {
     public var tokenVerifier: TokenVerifier?
     var storeHealthy = true
     var storeProblem = ""
+    var lastStoreFailureLog = 0.0
 
     var shuttingDown = false
     var shutdownDeadline = 0.0
+    private var closingClients = false
     private var stopped = false
 
     let scratch: UnsafeMutablePointer<UInt8>
@@ -229,24 +231,27 @@ public final class HappyServer: @unchecked Sendable {
         if shuttingDown { continueShutdown() }
     }
 
+    /// Stops taking intents; once the last group commit is out, every client
+    /// gets what was recorded and then close 1001.
     func beginShutdown(signal: Int32) {
         guard !shuttingDown else { return }
         shuttingDown = true
         shutdownDeadline = Clock.monotonicSeconds() + 3
         logger.info("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                       "connections": "\(connections.count)"])
-        for connection in connections {
-            connection.close(code: CloseCode.goingAway, reason: "server shutting down", afterDrain: true)
-        }
     }
 
+    /// Runs after every loop turn while shutting down (the sweep timer
+    /// guarantees a turn at least every second).
     private func continueShutdown() {
-        let drained = connections.isEmpty && pipeline.isIdle
-        if drained || Clock.monotonicSeconds() > shutdownDeadline {
+        if !closingClients && pipeline.isIdle {
+            closingClients = true
+            for connection in connections {
+                connection.close(code: CloseCode.goingAway, reason: "server shutting down", afterDrain: true)
+            }
+        }
+        if (closingClients && connections.isEmpty) || Clock.monotonicSeconds() > shutdownDeadline {
             stopped = true
-        } else if let context {
-            // Come back soon even if nothing else happens.
-            lws_cancel_service(context)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HappyCore
 import HappyServer
+import HappySQLite
 
 /// A usage error: what was wrong with the command line.
 struct UsageError: Error {
@@ -56,6 +57,7 @@ func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyCon
             throw ConfigError("\(path): not UTF-8 text")
         }
         config = try HappyConfig.parse(text, source: path)
+        config.resolvePaths(relativeTo: URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
     if let host = options.host { config.host = host }
     if let port = options.port { config.port = port }
@@ -65,13 +67,33 @@ func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyCon
 
 /// The store `config` asks for.
 func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any RoomStore {
-    if config.persistence.enabled {
-        logger.warn("persistence is not available in this build; rooms are kept in memory only")
+    guard config.persistence.enabled else {
+        logger.info("persistence disabled: rooms are kept in memory only and lost on restart")
+        return MemoryRoomStore(historySize: config.limits.historySize)
     }
-    return MemoryRoomStore(historySize: config.limits.historySize)
+    let started = Date()
+    let store = try SQLiteRoomStore(directory: config.dataDir, historySize: config.limits.historySize,
+                                    fsync: config.persistence.fsync)
+    logger.info("store opened", ["path": store.path, "fsync": "\(config.persistence.fsync)",
+                                 "seconds": String(format: "%.3f", Date().timeIntervalSince(started))])
+    return store
 }
 
 /// The access-token checker, when `auth.secret` is set.
 func makeTokenVerifier(_ config: HappyConfig) -> TokenVerifier? {
     nil
+}
+
+extension HappyConfig {
+    /// Makes relative file paths in the config relative to the config file's folder.
+    mutating func resolvePaths(relativeTo base: String) {
+        func resolve(_ path: String) -> String {
+            guard !path.isEmpty, !path.hasPrefix("/") else { return path }
+            return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: base, isDirectory: true)).standardizedFileURL.path
+        }
+        webRoot = resolve(webRoot)
+        dataDir = resolve(dataDir)
+        tls.cert = resolve(tls.cert)
+        tls.key = resolve(tls.key)
+    }
 }

@@ -47,6 +47,7 @@ extension HappyServer {
         case .success:
             if !storeHealthy {
                 storeHealthy = true
+                lastStoreFailureLog = 0
                 logger.info("store recovered", ["store": storeWorker.store.kind])
             }
             for intent in batch.intents { deliver(intent) }
@@ -56,8 +57,13 @@ extension HappyServer {
             metrics.storeFailures += 1
             // Later intents were applied on top of the failed ones: they fail too.
             let failed = batch.intents + pipeline.takeOpen()
-            logger.error("store write failed; intents refused", ["store": storeWorker.store.kind,
-                                                                  "error": error.message, "intents": "\(failed.count)"])
+            let now = Clock.monotonicSeconds()
+            if now - lastStoreFailureLog > 10 {
+                lastStoreFailureLog = now
+                logger.error("store write failed; intents refused until it recovers",
+                             ["store": storeWorker.store.kind, "error": error.message,
+                              "failures": "\(metrics.storeFailures)"])
+            }
             for intent in failed { intent.runtime.room?.rollback() }
             for intent in failed {
                 intent.runtime.pendingIntents -= 1

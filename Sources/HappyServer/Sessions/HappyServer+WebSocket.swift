@@ -166,7 +166,10 @@ extension HappyServer {
                                                                   headroom: OutboundFrame.headroom)),
                   to: connection, droppable: false)
         case .success(.intent(let intent)):
-            if let refusal = accessRefusal(for: intent.action, role: connection.role) {
+            if shuttingDown {
+                metrics.countError(.unavailable)
+                sendError(WireError(.unavailable, "server shutting down; nothing was applied", id: intent.id), to: connection)
+            } else if let refusal = accessRefusal(for: intent.action, role: connection.role) {
                 metrics.countError(.forbidden)
                 sendError(WireError(.forbidden, refusal, id: intent.id), to: connection)
             } else if let runtime = connection.room {
@@ -194,7 +197,9 @@ extension HappyServer {
 
     /// Queues `frame` for `connection` under the outbox policy.
     func queue(_ frame: OutboundFrame, to connection: Connection, droppable: Bool) {
-        guard !connection.isClosed, connection.closeRequest == nil else { return }
+        guard !connection.isClosed else { return }
+        // A connection closing gracefully still gets what is recorded before it goes.
+        if let close = connection.closeRequest, !close.afterDrain { return }
         let wasEmpty = connection.outbox.isEmpty
         switch connection.outbox.push(frame, bytes: frame.queuedSize, droppable: droppable) {
         case .queued:

@@ -4,7 +4,7 @@ import XCTest
 
 /// A real `happyserver` process on an ephemeral loopback port, with its own
 /// config file and data directory, for integration tests.
-final class ServerProcess {
+final class ServerProcess: @unchecked Sendable {
     static let repositoryRoot: URL = {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {

@@ -1,0 +1,130 @@
+import CSQLite
+import Foundation
+
+/// A SQLite failure: the result code and SQLite's own message.
+public struct SQLiteError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "\(message) (sqlite code \(code))" }
+
+    /// The primary result code (SQLITE_FULL, SQLITE_CORRUPT, ...).
+    public var primaryCode: Int32 { code & 0xFF }
+}
+
+/// One SQLite connection. Not thread-safe: use it from one thread at a time.
+final class SQLiteDatabase {
+    private(set) var handle: OpaquePointer?
+    let path: String
+
+    init(path: String) throws(SQLiteError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(db)
+            throw SQLiteError(code: code, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 2000)
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard let handle else { return }
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// Runs SQL that returns no rows (several statements allowed).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var error: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &error)
+        if code != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(error)
+            throw SQLiteError(code: code, message: message)
+        }
+    }
+
+    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        var statement: OpaquePointer?
+        try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil))
+        return SQLiteStatement(statement!, database: self)
+    }
+
+    /// Turns a SQLite result code into a thrown error.
+    func check(_ code: Int32) throws(SQLiteError) {
+        guard code == SQLITE_OK || code == SQLITE_ROW || code == SQLITE_DONE else {
+            throw SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+        }
+    }
+
+    /// The first column of the first row, as text.
+    func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.text(0)
+    }
+}
+
+/// A prepared statement, reset after each use and finalized on deinit.
+final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private unowned let database: SQLiteDatabase
+
+    init(_ statement: OpaquePointer, database: SQLiteDatabase) {
+        self.statement = statement
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    func reset() {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+    }
+
+    func bind(_ index: Int32, _ text: String) throws(SQLiteError) {
+        try database.check(happy_sqlite_bind_text(statement, index, text, -1))
+    }
+
+    func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
+        try database.check(sqlite3_bind_int64(statement, index, value))
+    }
+
+    func bind(_ index: Int32, blob: [UInt8]) throws(SQLiteError) {
+        let code = blob.withUnsafeBytes { happy_sqlite_bind_blob(statement, index, $0.baseAddress, Int32($0.count)) }
+        try database.check(code)
+    }
+
+    /// Advances; true while there is a row.
+    func step() throws(SQLiteError) -> Bool {
+        let code = sqlite3_step(statement)
+        if code == SQLITE_ROW { return true }
+        if code == SQLITE_DONE { return false }
+        throw SQLiteError(code: code, message: String(cString: sqlite3_errmsg(database.handle)))
+    }
+
+    /// Runs a statement that returns no rows, then resets it.
+    func run() throws(SQLiteError) {
+        defer { reset() }
+        _ = try step()
+    }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(statement, column) else { return "" }
+        return String(cString: pointer)
+    }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}

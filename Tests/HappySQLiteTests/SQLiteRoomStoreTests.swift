@@ -1,0 +1,135 @@
+import Foundation
+import HappyCore
+import HappySQLite
+import XCTest
+
+final class SQLiteRoomStoreTests: XCTestCase {
+    private var directory = ""
+
+    override func setUp() {
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("happy-sqlite-\(UUID().uuidString.prefix(8))").path
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func event(_ seq: UInt64) -> StoredEvent {
+        StoredEvent(seq: seq, json: Array(#"{"type":"event","seq":\#(seq)}"#.utf8))
+    }
+
+    private func commit(_ room: String, epoch: String = "e1", from: UInt64, to: UInt64, happiness: Int = 50) -> RoomCommit {
+        var scene = Scene.standard
+        scene.face.happiness = happiness
+        return RoomCommit(room: room, epoch: epoch, baseSeq: from - 1, seq: to, scene: scene,
+                          events: (from...to).map(event))
+    }
+
+    func testUnknownRoomLoadsAsNil() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 10, fsync: false)
+        defer { store.close() }
+        XCTAssertNil(try store.loadRoom(named: "lobby"))
+    }
+
+    func testCommittedRoomSurvivesReopening() throws {
+        let first = try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true)
+        try first.commit([commit("lobby", from: 1, to: 3, happiness: 80), commit("red", epoch: "e2", from: 1, to: 1)])
+        first.close()
+
+        let second = try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true)
+        defer { second.close() }
+        let lobby = try XCTUnwrap(try second.loadRoom(named: "lobby"))
+        XCTAssertEqual(lobby.epoch, "e1")
+        XCTAssertEqual(lobby.seq, 3)
+        XCTAssertEqual(lobby.scene.face.happiness, 80)
+        XCTAssertEqual(lobby.history.map(\.seq), [1, 2, 3])
+        XCTAssertEqual(lobby.history[2].json, event(3).json)
+        XCTAssertEqual(try second.loadRoom(named: "red")?.epoch, "e2")
+    }
+
+    func testHistoryKeepsOnlyTheRetainedNumberOfEvents() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 5, fsync: false)
+        defer { store.close() }
+        for seq in stride(from: 1 as UInt64, through: 21, by: 4) {
+            try store.commit([commit("lobby", from: seq, to: seq + 3)])
+        }
+        let room = try XCTUnwrap(try store.loadRoom(named: "lobby"))
+        XCTAssertEqual(room.seq, 24)
+        XCTAssertEqual(room.history.map(\.seq), [20, 21, 22, 23, 24])
+        let count = try rowCount("events")
+        XCTAssertEqual(count, 5, "old events must be deleted, not only skipped on load")
+    }
+
+    func testZeroHistoryStoresStateOnly() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 0, fsync: false)
+        defer { store.close() }
+        try store.commit([commit("lobby", from: 1, to: 2)])
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.count, 0)
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.seq, 2)
+    }
+
+    func testCorruptFileIsRefusedAndLeftAlone() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains(path), message)
+            XCTAssertTrue(message.contains("move it away") || message.contains("backup"), message)
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), garbage, "the damaged file must not be overwritten")
+    }
+
+    func testDamagedPageFailsTheIntegrityCheck() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 1000, fsync: true)
+        for seq in stride(from: 1 as UInt64, through: 2000, by: 10) {
+            try store.commit([commit("lobby", from: seq, to: seq + 9)])
+        }
+        store.close()
+        let path = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        XCTAssertGreaterThan(bytes.count, 16384)
+        for index in 8192..<12288 { bytes[index] = 0xA5 }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true))
+    }
+
+    func testDatabasePathThatIsADirectoryIsRefused() throws {
+        let path = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        XCTAssertThrowsError(try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true)) { error in
+            XCTAssertTrue("\(error)".contains("is a directory"), "\(error)")
+        }
+    }
+
+    func testSecondStoreOnTheSameDirectoryIsRefused() throws {
+        let first = try SQLiteRoomStore(directory: directory, historySize: 10, fsync: false)
+        defer { first.close() }
+        XCTAssertThrowsError(try SQLiteRoomStore(directory: directory, historySize: 10, fsync: false)) { error in
+            XCTAssertTrue("\(error)".contains("another happyserver"), "\(error)")
+        }
+    }
+
+    func testUsesWriteAheadLogging() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 10, fsync: true)
+        try store.commit([commit("lobby", from: 1, to: 1)])
+        let wal = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName + "-wal")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: wal))
+        store.close()
+    }
+
+    private func rowCount(_ table: String) throws -> Int {
+        let path = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, "SELECT count(*) FROM \(table)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Happy needs to build, test and run, if missing.
+# Usage: scripts/bootstrap.sh [build|test|bench]   (default: build)
+set -euo pipefail
+
+purpose=${1:-build}
+packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev)
+case "$purpose" in
+  build) ;;
+  test) packages+=(openssl) ;;
+  bench) packages+=(wrk) ;;
+  *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bootstrap: missing Debian packages: ${missing[*]}" >&2
+    echo "bootstrap: run as root, or install them: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "bootstrap: the Swift toolchain is not on PATH (expected /opt/swift/usr/bin/swift)" >&2
+  exit 1
+fi
