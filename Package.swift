@@ -21,11 +21,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
         // The server: the only module that touches libwebsockets on the server side.
-        .target(name: "HappyServer", dependencies: ["HappyCore", "CWebSockets"]),
+        .target(name: "HappyServer", dependencies: ["HappyCore", "CWebSockets", "COpenSSL"]),
 
         // The durable room store on SQLite (WAL, group commit).
         .target(name: "HappySQLite", dependencies: ["HappyCore", "CSQLite"]),

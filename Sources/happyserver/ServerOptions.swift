@@ -81,7 +81,7 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
 
 /// The access-token checker, when `auth.secret` is set.
 func makeTokenVerifier(_ config: HappyConfig) -> TokenVerifier? {
-    nil
+    config.auth.secret.isEmpty ? nil : HMACSHA256.verifier(secret: config.auth.secret)
 }
 
 extension HappyConfig {

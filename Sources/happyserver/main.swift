@@ -5,6 +5,7 @@ import HappyServer
 let version = "1.0.0"
 let usage = """
     usage: happyserver [--config FILE] [--host HOST] [--port PORT]
+           happyserver token --sub NAME [--role ROLE] [--room ROOM] [--ttl SECONDS]
            happyserver --help | --version
 
     Serves the shared Happy scene: WebSocket at /ws, the page from webRoot,
@@ -25,9 +26,25 @@ func fail(_ message: String, status: Int32 = 2) -> Never {
     exit(status)
 }
 
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "token" {
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("--help") || rest.contains("-h") { print(TokenCommand.usage); exit(0) }
+    do {
+        print(try TokenCommand.parse(rest).mint())
+        exit(0)
+    } catch let error as UsageError {
+        fail("\(error.message)\n\(TokenCommand.usage)")
+    } catch let error as ConfigError {
+        fail(error.message, status: 78)
+    } catch {
+        fail("\(error)")
+    }
+}
+
 var options = ServerOptions()
 do {
-    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
+    options = try ServerOptions.parse(arguments)
 } catch {
     fail("\(error.message)\n\(usage)")
 }

@@ -66,7 +66,8 @@ final class Connection {
         self.peerAddress = peerAddress
         self.usesExtensions = usesExtensions
         participant = Participant(id: "c\(serial)", name: "guest-\(serial)")
-        outbox = Outbox(limit: limits.maxQueuedBytes)
+        // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
+        outbox = Outbox(limit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
         flood = FloodMeter(limit: limits.floodLimit)
         lastReceiveAt = now

@@ -1,0 +1,79 @@
+import Foundation
+import HappyCore
+import HappyServer
+
+/// `happyserver token`: mints an access token with the configured secret.
+struct TokenCommand {
+    static let usage = """
+        usage: happyserver token --sub NAME [--role viewer|player|admin] [--room ROOM] [--ttl SECONDS]
+                                 [--config FILE | --secret SECRET]
+
+        Prints an HS256 access token signed with auth.secret from the configuration
+        (or --secret). --ttl sets the expiry in seconds from now (default 3600; 0 for
+        a token that does not expire). --room limits the token to one room.
+        """
+
+    var subject: String?
+    var role = Role.player
+    var room: String?
+    var ttl: Int64 = 3600
+    var configPath: String?
+    var secret: String?
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> TokenCommand {
+        var command = TokenCommand()
+        var index = 0
+        func value(_ flag: String) throws(UsageError) -> String {
+            index += 1
+            guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let flag = arguments[index]
+            switch flag {
+            case "--sub": command.subject = try value(flag)
+            case "--role":
+                let text = try value(flag)
+                guard let role = Role(rawValue: text) else {
+                    throw UsageError(message: "--role must be viewer, player or admin, got \"\(text)\"")
+                }
+                command.role = role
+            case "--room": command.room = try value(flag)
+            case "--ttl":
+                let text = try value(flag)
+                guard let ttl = Int64(text), ttl >= 0 else {
+                    throw UsageError(message: "--ttl must be a number of seconds (0 or more), got \"\(text)\"")
+                }
+                command.ttl = ttl
+            case "--config", "-c": command.configPath = try value(flag)
+            case "--secret": command.secret = try value(flag)
+            default: throw UsageError(message: "unknown argument \"\(flag)\"")
+            }
+            index += 1
+        }
+        guard let subject = command.subject else { throw UsageError(message: "--sub is required") }
+        guard Names.isValidDisplayName(subject) else {
+            throw UsageError(message: "--sub must be 1-32 printable characters")
+        }
+        if let room = command.room, !Names.isValidRoom(room) {
+            throw UsageError(message: "--room must be 1-64 characters of A-Z a-z 0-9 _ -")
+        }
+        return command
+    }
+
+    /// The token, or an error message for the operator.
+    func mint() throws(ConfigError) -> String {
+        var secret = self.secret ?? ""
+        if self.secret == nil {
+            var options = ServerOptions()
+            options.configPath = configPath
+            secret = try loadConfiguration(options).auth.secret
+        }
+        guard !secret.isEmpty else {
+            throw ConfigError("auth.secret is empty: set it in the configuration (or pass --secret) to mint tokens")
+        }
+        let expiresAt = ttl > 0 ? Clock.wallMilliseconds() / 1000 + ttl : nil
+        let claims = AccessClaims(subject: subject!, role: role, room: room, expiresAt: expiresAt)
+        return HMACSHA256.verifier(secret: secret).mint(claims)
+    }
+}
