@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <malloc.h>
 
 /* Headroom lws needs in front of every payload passed to lws_write(). */
 static const size_t happy_lws_pre = LWS_PRE;
@@ -25,6 +26,9 @@ static const int happy_context_port_no_listen = CONTEXT_PORT_NO_LISTEN;
 /* Glibc's stdout cannot be referenced from Swift 6. */
 static inline FILE *happy_stdout(void) { return stdout; }
 static inline FILE *happy_stderr(void) { return stderr; }
+
+/* Hands freed heap memory back to the kernel after a burst (glibc). */
+static inline void happy_release_free_memory(void) { malloc_trim(0); }
 
 static inline void happy_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 

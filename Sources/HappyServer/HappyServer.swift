@@ -41,6 +41,7 @@ public final class HappyServer: @unchecked Sendable {
     var storeHealthy = true
     var storeProblem = ""
     var lastStoreFailureLog = 0.0
+    var churnAtLastTrim = 0
 
     var shuttingDown = false
     var shutdownDeadline = 0.0

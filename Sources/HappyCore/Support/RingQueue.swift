@@ -30,8 +30,16 @@ public struct RingQueue<Element> {
         storage[head] = nil
         head = (head + 1) & (storage.count - 1)
         count -= 1
+        // Give back the storage a burst left behind; small queues keep theirs.
+        if count == 0 && storage.count > Self.retainedCapacity {
+            storage = []
+            head = 0
+        }
         return element
     }
+
+    /// Capacity an emptied queue keeps for its next messages.
+    static var retainedCapacity: Int { 32 }
 
     /// Keeps the elements for which `keep` is true, in order.
     public mutating func filter(_ keep: (Element) -> Bool) {

@@ -30,7 +30,18 @@ extension HappyServer {
             }
         }
         evictIdleRooms(now: now)
+        releaseMemoryAfterChurn()
         httpRateLimits = httpRateLimits.filter { now - $0.value.lastUsed < 60 }
         scheduleSweep()
+    }
+
+    /// Welcomes and presence messages of a crowd joining or leaving are big,
+    /// short-lived allocations; once the churn has passed, hand the freed
+    /// heap back to the system instead of keeping it as resident memory.
+    private func releaseMemoryAfterChurn() {
+        let churn = metrics.connectionsOpened + metrics.connectionsClosed
+        guard churn - churnAtLastTrim >= 64 else { return }
+        churnAtLastTrim = churn
+        happy_release_free_memory()
     }
 }
