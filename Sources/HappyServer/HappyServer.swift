@@ -42,6 +42,10 @@ public final class HappyServer: @unchecked Sendable {
     var storeProblem = ""
     var lastStoreFailureLog = 0.0
     var churnAtLastTrim = 0
+    var connectionsByAddress: [String: Int] = [:]
+    var acceptedAddresses: [Int32: String] = [:]
+    var addressByConnection: [OpaquePointer: String] = [:]
+    var refusalsLogged: [String: Int] = [:]
 
     var shuttingDown = false
     var shutdownDeadline = 0.0
@@ -104,7 +108,10 @@ public final class HappyServer: @unchecked Sendable {
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.pt_serv_buf_size = 32 * 1024
         info.count_threads = 1
+        // Slow or stalled clients: the handshake and request headers must
+        // arrive within this many seconds (lws does not extend it per byte).
         info.timeout_secs = 10
+        info.max_http_header_data = 4096
         info.gid = -1
         info.uid = -1
         guard let context = lws_create_context(&info) else {
@@ -142,6 +149,7 @@ public final class HappyServer: @unchecked Sendable {
         vinfo.retry_and_idle_policy = UnsafePointer(retryPolicy)
         vinfo.alpn = UnsafePointer(cString("http/1.1"))
         vinfo.keepalive_timeout = 5
+        vinfo.timeout_secs_ah_idle = 10
 
         let protocolList = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 3)
         let rxBuffer = 1024

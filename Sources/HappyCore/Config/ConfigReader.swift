@@ -57,6 +57,9 @@ extension HappyConfig {
         guard limits.pingTimeoutSeconds > 0 else { throw fail("limits.pingTimeoutSeconds", "must be greater than 0") }
         guard limits.historySize >= 0 else { throw fail("limits.historySize", "must not be negative") }
         guard limits.presenceBroadcastMax >= 0 else { throw fail("limits.presenceBroadcastMax", "must not be negative") }
+        guard limits.maxConnectionsPerAddress >= 0 else {
+            throw fail("limits.maxConnectionsPerAddress", "must not be negative (0 means no cap)")
+        }
 
         guard tls.cert.isEmpty == tls.key.isEmpty else { throw fail("tls", "needs both cert and key, or neither") }
         if !cluster.redis.isEmpty, RedisURL(cluster.redis) == nil {
@@ -182,6 +185,7 @@ struct ConfigReader {
             case "pingTimeoutSeconds": l.pingTimeoutSeconds = try number(v, name)
             case "historySize": l.historySize = try integer(v, name)
             case "presenceBroadcastMax": l.presenceBroadcastMax = try integer(v, name)
+            case "maxConnectionsPerAddress": l.maxConnectionsPerAddress = try integer(v, name)
             default: throw unknown(name)
             }
         }

@@ -48,6 +48,8 @@ public struct HappyConfig: Equatable, Sendable {
         public var pingTimeoutSeconds = 10.0
         public var historySize = 1000
         public var presenceBroadcastMax = 1000
+        /// Open TCP connections (WebSocket and HTTP) from one address; 0 means no cap.
+        public var maxConnectionsPerAddress = 512
     }
 
     public struct PersistenceSection: Equatable, Sendable {

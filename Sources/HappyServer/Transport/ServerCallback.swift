@@ -52,6 +52,16 @@ extension HappyServer {
             httpClosed(wsi)
             return lws_callback_http_dummy(wsi, reason, user, input, length)
 
+        // Connection accounting per client address
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return filterNetworkConnection(user, fd: Int32(truncatingIfNeeded: Int(bitPattern: input)))
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            connectionInstantiated(wsi)
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        case LWS_CALLBACK_WSI_DESTROY:
+            connectionDestroyed(wsi)
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             drainInbox()
             return 0
