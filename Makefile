@@ -5,13 +5,15 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test unit-test integration-test clean help
+.PHONY: all build release run test fuzz clean help
+FUZZ_RUNS ?= 100000
 
 all: build
 
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
+	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -32,7 +34,12 @@ run: release
 test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build --filter HappyCoreTests
+	swift test --skip-build --filter HappySQLiteTests
 	swift test --skip-build --filter HappyServerTests
+	scripts/fuzz.sh $(FUZZ_RUNS)
+
+fuzz: bootstrap-build
+	scripts/fuzz.sh 0
 
 clean:
 	rm -rf .build
