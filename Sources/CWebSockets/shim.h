@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <malloc.h>
+#include <sys/socket.h>
 
 /* Headroom lws needs in front of every payload passed to lws_write(). */
 static const size_t happy_lws_pre = LWS_PRE;
@@ -42,6 +43,12 @@ static inline long happy_raise_fd_limit(void) {
         getrlimit(RLIMIT_NOFILE, &rl);
     }
     return (long)rl.rlim_cur;
+}
+
+/* Fixes a socket's kernel send buffer at `bytes` (Linux doubles the figure),
+ * which also turns off its autotuning. Returns 0 on success. */
+static inline int happy_set_send_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
 }
 
 /* A timer on the lws event loop that knows its owner: lws hands the callback

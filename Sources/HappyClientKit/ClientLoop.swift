@@ -212,17 +212,19 @@ func happyClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, 
     }
     let connection = Unmanaged<WebSocketConnection>.fromOpaque(pointer).takeUnretainedValue()
     switch reason {
-    case LWS_CALLBACK_CLIENT_ESTABLISHED:
-        connection.wsi = wsi
-        var subprotocol: String?
+    case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
+        // The handshake headers are freed before CLIENT_ESTABLISHED: read the selected subprotocol now.
         let length = Int(lws_hdr_total_length(wsi, WSI_TOKEN_PROTOCOL))
         if length > 0 {
             var buffer = [CChar](repeating: 0, count: length + 1)
             if lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_PROTOCOL) > 0 {
-                subprotocol = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                connection.selectedSubprotocol = String(
+                    decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
         }
-        connection.didOpen(subprotocol: subprotocol)
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        connection.wsi = wsi
+        connection.didOpen(subprotocol: connection.selectedSubprotocol)
         if connection.hasOutgoing { lws_callback_on_writable(wsi) }
     case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
         guard let input else { return 0 }

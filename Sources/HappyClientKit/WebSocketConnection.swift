@@ -61,6 +61,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     var partialBinary = false
     var peerCloseCode: UInt16?
     var peerCloseReason = ""
+    /// The subprotocol named in the server's handshake answer.
+    var selectedSubprotocol: String?
     var cStrings: [UnsafeMutablePointer<CChar>] = []
 
     private let outgoing = Mutex<[Outgoing]>([])

@@ -37,7 +37,6 @@ final class BroadcastTests: XCTestCase {
         let (blue, _) = try TestClient.join(server, room: "blue")
         red.intent("heart.setRate", id: "r", ["value": 0.9])
         XCTAssertEqual(red.next(type: "ack")?["seq"]?.doubleValue, 1)
-        blue.intent("ping")
         blue.send(#"{"type":"ping","id":"p"}"#)
         let messages = blue.drain(for: 0.5).compactMap { $0["type"]?.stringValue }
         XCTAssertFalse(messages.contains("event"), "blue saw red's event: \(messages)")

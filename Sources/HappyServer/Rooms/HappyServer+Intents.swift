@@ -13,6 +13,7 @@ extension HappyServer {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
         runtime.pendingIntents += 1
+        if case .connection(let connection) = reply { connection.pendingIntents += 1 }
         pipeline.append(PendingIntent(runtime: runtime, reply: reply, intentID: intent.id,
                                       action: intent.action.wireName, applied: applied, frame: frame))
         if storeWorker.isSynchronous { flushCommits() }
@@ -67,6 +68,7 @@ extension HappyServer {
             for intent in failed { intent.runtime.room?.rollback() }
             for intent in failed {
                 intent.runtime.pendingIntents -= 1
+                if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
                 metrics.countError(.unavailable)
                 answer(intent.reply, error: WireError(
                     .unavailable, "the change could not be recorded (\(error.message)); nothing was applied",
@@ -89,6 +91,7 @@ extension HappyServer {
                                            result: intent.applied.outcome.result, headroom: OutboundFrame.headroom)
         switch intent.reply {
         case .connection(let connection):
+            connection.pendingIntents -= 1
             queue(OutboundFrame(encoded: ack), to: connection, droppable: false)
         case .http(let exchange):
             respond(exchange, status: 200, json: Array(ack[OutboundFrame.headroom...]))

@@ -102,7 +102,7 @@ extension HappyServer {
         connection.early = []
         for message in early {
             if let close = message.withUnsafeBufferPointer({ handleClientMessage(connection, $0) }) {
-                connection.close(code: close.code, reason: close.reason)
+                connection.close(code: close.code, reason: close.reason, afterDrain: close.afterDrain)
                 break
             }
         }

@@ -43,6 +43,8 @@ final class Connection {
 
     var outbox: Outbox<OutboundFrame>
     var writableRequested = false
+    /// Intents of this connection still being recorded (their acks are due).
+    var pendingIntents = 0
     var closeRequest: CloseRequest?
     var isClosed = false
 
@@ -65,7 +67,7 @@ final class Connection {
         self.serial = serial
         self.peerAddress = peerAddress
         self.usesExtensions = usesExtensions
-        participant = Participant(id: "c\(serial)", name: "guest-\(serial)")
+        participant = Participant(id: "c\(serial)", name: "guest-c\(serial)")
         // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
         outbox = Outbox(limit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)

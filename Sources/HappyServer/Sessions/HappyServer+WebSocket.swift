@@ -6,6 +6,12 @@ extension HappyServer {
     static let maxEarlyMessages = 32
     /// Autobahn's largest messages are 16 MiB.
     static let echoMessageLimit = 16 * 1024 * 1024 + 1024
+    /// The payload of keepalive pings, echoed in the peer's pong.
+    static let pingPayload = Array("happy".utf8)
+    /// Kernel send buffer of a WebSocket connection. Linux would otherwise grow
+    /// it to megabytes (`tcp_wmem`), hiding a slow reader's backlog from the
+    /// outbox, where `maxQueuedBytes` and `writeTimeoutSeconds` apply.
+    static let socketSendBufferBytes: Int32 = 64 * 1024
 
     /// Refuses upgrades on paths other than `/ws` (and `/echo` when enabled),
     /// and from origins not in `auth.allowedOrigins`, before the handshake.
@@ -41,6 +47,9 @@ extension HappyServer {
             usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
             limits: config.limits, now: Clock.monotonicSeconds())
         lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as AnyObject).toOpaque())
+        if happy_set_send_buffer(lws_get_socket_fd(wsi), Self.socketSendBufferBytes) != 0 {
+            logger.warn("could not limit the socket send buffer", ["id": connection.participant.id])
+        }
         connection.listIndex = connections.count
         connections.append(connection)
         metrics.connectionsOpened += 1
@@ -134,13 +143,14 @@ extension HappyServer {
                 return 0
             }
             if let close = handleClientMessage(connection, bytes) {
-                return closeNow(connection, close.code, close.reason)
+                connection.close(code: close.code, reason: close.reason, afterDrain: close.afterDrain)
             }
             return 0
         }
     }
 
-    /// Decodes and acts on one message; returns a close request for floods.
+    /// Decodes and acts on one message; returns a close request for floods
+    /// (after the answers already queued, so the client sees every `rate_limited`).
     func handleClientMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>) -> Connection.CloseRequest? {
         let now = Clock.monotonicSeconds()
         let decoded = ClientMessageDecoder.decode(bytes)
@@ -152,7 +162,8 @@ extension HappyServer {
                 metrics.floodCloses += 1
                 logger.info("closing flooder", ["id": connection.participant.id, "peer": connection.peerAddress])
                 return Connection.CloseRequest(code: CloseCode.policyViolation,
-                                               reason: "too many messages: over the rate limit for too long")
+                                               reason: "too many messages: over the rate limit for too long",
+                                               afterDrain: true)
             }
             sendError(WireError(.rateLimited, "rate limit of \(config.limits.intentsPerSecond) messages/s exceeded; message dropped", id: id), to: connection)
             return nil
@@ -225,14 +236,19 @@ extension HappyServer {
         connection.writableRequested = false
         let now = Clock.monotonicSeconds()
         connection.stalledSince = now
-        if let close = connection.closeRequest, !close.afterDrain || connection.outbox.isEmpty {
+        if let close = connection.closeRequest,
+           !close.afterDrain || (connection.outbox.isEmpty && connection.pendingIntents == 0) {
             var bytes = Array(close.reason.utf8.prefix(123))
             lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(close.code)), &bytes, bytes.count)
             return -1
         }
         if connection.pingDue {
             connection.pingDue = false
-            if lws_write(connection.wsi, scratch + OutboundFrame.headroom, 0, lws_write_protocol(UInt32(happy_write_ping))) < 0 {
+            // lws 4.1 reports no RECEIVE_PONG for an empty pong, so the ping carries a payload.
+            let payload = Self.pingPayload
+            (scratch + OutboundFrame.headroom).update(from: payload, count: payload.count)
+            if lws_write(connection.wsi, scratch + OutboundFrame.headroom, payload.count,
+                         lws_write_protocol(UInt32(happy_write_ping))) < 0 {
                 return -1
             }
         } else if !connection.outbox.isEmpty {

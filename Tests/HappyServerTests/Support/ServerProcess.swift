@@ -26,13 +26,19 @@ final class ServerProcess: @unchecked Sendable {
 
     let directory: URL
     let configURL: URL
+    /// Command-line arguments after `--config FILE`.
+    private let extraArguments: [String]
+    /// The directory was made for this server and goes away with it.
+    private let ownsDirectory: Bool
     private(set) var process: Process?
     private(set) var port = 0
     private let log = LogCollector()
 
     /// `settings` are config.json keys (nested objects as dictionaries); port,
     /// webRoot and dataDir default to the test's own.
-    init(_ settings: [String: Any] = [:], directory: URL? = nil, start: Bool = true) throws {
+    init(_ settings: [String: Any] = [:], arguments: [String] = [], directory: URL? = nil, start: Bool = true) throws {
+        extraArguments = arguments
+        ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("happy-test-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
@@ -51,6 +57,7 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit {
         kill()
+        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 
     var pid: Int32 { process?.processIdentifier ?? 0 }
@@ -62,7 +69,7 @@ final class ServerProcess: @unchecked Sendable {
     func start(timeout: Double = 20) throws {
         let process = Process()
         process.executableURL = Self.binary
-        process.arguments = ["--config", configURL.path]
+        process.arguments = ["--config", configURL.path] + extraArguments
         process.currentDirectoryURL = directory
         let pipe = Pipe()
         process.standardError = pipe
@@ -104,6 +111,48 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     var isRunning: Bool { process?.isRunning ?? false }
+
+    /// How a process run to its end went.
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the binary with `arguments` to its end (killed after `timeout`).
+    static func run(_ arguments: [String], in directory: URL? = nil, timeout: Double = 10) throws -> Outcome {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        let out = LogCollector(), err = LogCollector()
+        let outPipe = Pipe(), errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        for (pipe, collector) in [(outPipe, out), (errPipe, err)] {
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil } else { collector.append(data) }
+            }
+        }
+        try process.run()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw NSError(domain: "ServerProcess", code: 2, userInfo: [NSLocalizedDescriptionKey:
+                "happyserver \(arguments) still ran after \(timeout) s: \(out.text) \(err.text)"])
+        }
+        process.waitUntilExit()
+        // Let the readability handlers take the last bytes.
+        let quiet = Date(timeIntervalSinceNow: 1)
+        while Date() < quiet, outPipe.fileHandleForReading.readabilityHandler != nil
+                || errPipe.fileHandleForReading.readabilityHandler != nil {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return Outcome(status: process.terminationStatus, stdout: out.text, stderr: err.text)
+    }
 
     /// Resident memory of the server process in bytes.
     func residentBytes() -> Int {

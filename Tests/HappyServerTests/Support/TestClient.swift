@@ -8,14 +8,27 @@ let sharedClientLoop: ClientLoop = {
     do { return try ClientLoop(name: "test-clients") } catch { fatalError("client loop: \(error)") }
 }()
 
+/// One message as received: its exact text and its parsed JSON.
+struct ReceivedMessage {
+    let text: String
+    let json: JSONValue
+    var type: String? { json["type"]?.stringValue }
+}
+
 /// A real WebSocket client for tests: sends JSON, waits for messages by type.
 final class TestClient {
     let connection: WebSocketConnection
     /// Messages read while looking for something else, in order.
-    private var skipped: [JSONValue] = []
+    private var skipped: [ReceivedMessage] = []
     private(set) var closeCode: UInt16?
     private(set) var closeReason = ""
     private(set) var isClosed = false
+    /// The handshake completed (the server accepted the upgrade).
+    private(set) var didOpen = false
+    /// The subprotocol the server selected, if any.
+    private(set) var subprotocol: String?
+    /// Why the connection could not be made, if it could not.
+    private(set) var failure: String?
 
     init(url: String, query: [(String, String?)] = [], options: WebSocketOptions = WebSocketOptions(),
          loop: ClientLoop = sharedClientLoop) {
@@ -26,9 +39,11 @@ final class TestClient {
     /// Connects to `/ws` of `server` and waits for the welcome.
     static func join(_ server: ServerProcess, room: String = "lobby", name: String? = nil,
                      since: UInt64? = nil, epoch: String? = nil, extra: [(String, String?)] = [],
+                     options: WebSocketOptions = WebSocketOptions(),
                      file: StaticString = #filePath, line: UInt = #line) throws -> (TestClient, JSONValue) {
         let client = TestClient(url: server.wsURL, query: [("room", room), ("name", name),
-                                                           ("since", since.map(String.init)), ("epoch", epoch)] + extra)
+                                                           ("since", since.map(String.init)), ("epoch", epoch)] + extra,
+                                options: options)
         let welcome = try XCTUnwrap(client.next(type: "welcome", timeout: 10), "no welcome", file: file, line: line)
         return (client, welcome)
     }
@@ -49,19 +64,23 @@ final class TestClient {
 
     /// The next message of any type.
     func next(timeout: Double = 5) -> JSONValue? {
-        if !skipped.isEmpty { return skipped.removeFirst() }
-        return receive(timeout: timeout)
+        nextMessage(timeout: timeout)?.json
     }
 
     /// The next message of `type`; others are kept for later `next` calls.
     func next(type: String, timeout: Double = 5) -> JSONValue? {
-        if let index = skipped.firstIndex(where: { $0["type"]?.stringValue == type }) {
+        nextMessage(type: type, timeout: timeout)?.json
+    }
+
+    /// The next message (of `type`, when given) with its exact text.
+    func nextMessage(type: String? = nil, timeout: Double = 5) -> ReceivedMessage? {
+        if let index = skipped.firstIndex(where: { type == nil || $0.type == type }) {
             return skipped.remove(at: index)
         }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
             guard let message = receive(timeout: deadline.timeIntervalSinceNow) else { return nil }
-            if message["type"]?.stringValue == type { return message }
+            if type == nil || message.type == type { return message }
             skipped.append(message)
         }
         return nil
@@ -79,25 +98,32 @@ final class TestClient {
 
     /// Everything received within `seconds`, including kept messages.
     func drain(for seconds: Double) -> [JSONValue] {
-        var all = skipped
+        var all = skipped.map(\.json)
         skipped.removeAll()
         let deadline = Date(timeIntervalSinceNow: seconds)
         while Date() < deadline, !isClosed {
-            if let message = receive(timeout: deadline.timeIntervalSinceNow) { all.append(message) }
+            if let message = receive(timeout: deadline.timeIntervalSinceNow) { all.append(message.json) }
         }
         return all
     }
 
     func close() { connection.close() }
 
-    private func receive(timeout: Double) -> JSONValue? {
+    private func receive(timeout: Double) -> ReceivedMessage? {
         guard !isClosed, timeout > 0 else { return nil }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while Date() < deadline {
             guard let event = connection.nextEvent(timeout: deadline.timeIntervalSinceNow) else { return nil }
             switch event {
             case .text(let text):
-                return try? JSONParser.parse(text, maxDepth: 64)
+                guard let json = try? JSONParser.parse(text, maxDepth: 64) else {
+                    XCTFail("the server sent a message that is not JSON: \(text.prefix(200))")
+                    continue
+                }
+                return ReceivedMessage(text: text, json: json)
+            case .open(let selected):
+                didOpen = true
+                subprotocol = selected
             case .closed(let code, let reason):
                 isClosed = true
                 closeCode = code
@@ -105,10 +131,11 @@ final class TestClient {
                 return nil
             case .failed(let error):
                 isClosed = true
+                failure = error
                 closeReason = error
                 return nil
-            case .open, .binary:
-                continue
+            case .binary(let bytes):
+                XCTFail("the server sent a binary message of \(bytes.count) bytes")
             }
         }
         return nil

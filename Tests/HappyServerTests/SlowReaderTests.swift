@@ -1,0 +1,131 @@
+import Foundation
+import HappyCore
+import XCTest
+
+/// Clients that stop reading (PROTOCOL.md section 5): bounded memory, resync, write timeout.
+final class SlowReaderTests: XCTestCase {
+    static let eventCount = 10_000
+    static let batch = 500
+
+    /// What the writer received while making events.
+    private struct Production {
+        var eventBytes = 0
+        /// Messages other than its events and acks (presence, say).
+        var others: [JSONValue] = []
+    }
+
+    /// Makes `count` events with `writer` (dragon.toggleHidden always changes
+    /// the scene), in batches so that the writer's own queue stays short.
+    @discardableResult
+    private func makeEvents(_ count: Int, with writer: TestClient, file: StaticString = #filePath,
+                            line: UInt = #line) -> Production {
+        var production = Production()
+        var sent = 0
+        while sent < count {
+            let size = min(Self.batch, count - sent)
+            for index in 0..<size { writer.intent("dragon.toggleHidden", id: "t\(sent + index)") }
+            sent += size
+            var acks = 0
+            while acks < size {
+                guard let message = writer.nextMessage(timeout: 10) else {
+                    XCTFail("the writer got \(acks) of \(size) acks", file: file, line: line)
+                    return production
+                }
+                switch message.type {
+                case "ack": acks += 1
+                case "event": production.eventBytes += message.text.utf8.count
+                default: production.others.append(message.json)
+                }
+            }
+        }
+        return production
+    }
+
+    func testSlowReaderCostsBoundedMemoryAndIsResynced() throws {
+        let server = try ServerProcess(["limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000]])
+        let (slow, _) = try TestClient.join(server, name: "slow")
+        let (writer, _) = try TestClient.join(server, name: "writer")
+        XCTAssertEqual(slow.next(type: "presence")?["joined"]?["name"]?.stringValue, "writer")
+        slow.connection.setReading(false)
+        // Warm up: the first events allocate the history ring and lws buffers.
+        makeEvents(1000, with: writer)
+
+        let before = server.residentBytes()
+        let started = Date()
+        let eventBytes = makeEvents(Self.eventCount, with: writer).eventBytes
+        let seconds = Date().timeIntervalSince(started)
+        let after = server.residentBytes()
+        let growth = after - before
+        print(String(format: "slow reader: %d events (%.1f MB of event text) in %.1f s; server RSS %.1f MB -> %.1f MB (%+.1f MB)",
+                     Self.eventCount, Double(eventBytes) / 1e6, seconds, Double(before) / 1e6, Double(after) / 1e6,
+                     Double(growth) / 1e6))
+        XCTAssertGreaterThan(before, 0)
+        // The outbox holds at most maxQueuedBytes (1 MiB) of events; the
+        // history ring (1000 events) and lws's buffers are already full after
+        // the warm-up. 3 MB leaves 2 MB for allocator slack, yet is well below
+        // what queueing every event costs: with maxQueuedBytes at 100 MB the
+        // same run grows the server by about 5 MB (the 3.7 MB of event text,
+        // one buffer and object per event).
+        XCTAssertLessThan(growth, 3_000_000, "server memory grew with a client that reads nothing")
+
+        let metrics = try HTTP.get("\(server.httpBase)/metrics").text
+        XCTAssertTrue(metrics.contains("happy_resyncs_total 1\n"), "one resync replaces the dropped events")
+        XCTAssertFalse(metrics.contains("happy_outbox_drops_total 0\n"))
+
+        let truth = try XCTUnwrap(HTTP.get("\(server.httpBase)/api/state").json)
+        let total = 1000 + Self.eventCount
+        XCTAssertEqual(truth["seq"]?.intValue, total)
+
+        slow.connection.setReading(true)
+        var lastSeq = 0
+        var resync: JSONValue?
+        while resync == nil, let message = slow.next(timeout: 10) {
+            switch message["type"]?.stringValue {
+            case "event":
+                let seq = try XCTUnwrap(message["seq"]?.intValue)
+                XCTAssertEqual(seq, lastSeq + 1, "events before the resync are consecutive")
+                lastSeq = seq
+            case "resync":
+                resync = message
+            default:
+                XCTFail("unexpected \(message)")
+            }
+        }
+        let received = try XCTUnwrap(resync, "no resync after \(lastSeq) events")
+        XCTAssertLessThan(lastSeq, total, "events were dropped for the resync")
+        XCTAssertEqual(received["seq"]?.intValue, total)
+        XCTAssertJSONEqual(received["state"], truth["state"] ?? .null)
+        let afterResync = slow.drain(for: 0.3)
+        XCTAssertEqual(afterResync.count, 0, "nothing older follows the resync: \(afterResync)")
+
+        slow.intent("face.setHappiness", id: "alive", ["value": 99])
+        XCTAssertEqual(slow.next(type: "event")?["seq"]?.intValue, total + 1)
+        XCTAssertJSONEqual(slow.next(type: "ack"),
+                           .parse(#"{ "type": "ack", "id": "alive", "seq": \#(total + 1), "result": "applied" }"#))
+    }
+
+    func testClientThatReadsNothingIsDroppedAfterTheWriteTimeout() throws {
+        let server = try ServerProcess(["limits": ["writeTimeoutSeconds": 2, "intentsPerSecond": 1_000_000,
+                                                   "intentBurst": 1_000_000]])
+        let (stuck, welcome) = try TestClient.join(server, name: "stuck")
+        let (writer, _) = try TestClient.join(server, name: "writer")
+        XCTAssertEqual(stuck.next(type: "presence")?["joined"]?["name"]?.stringValue, "writer")
+        stuck.connection.setReading(false)
+        let stopped = Date()
+        // More than the socket buffers hold, so that events wait in the server's queue.
+        let production = makeEvents(Self.eventCount, with: writer)
+        let produced = Date()
+
+        let left = try XCTUnwrap(production.others.first { $0["type"]?.stringValue == "presence" }
+                                 ?? writer.next(type: "presence", timeout: 5),
+                                 "the stuck client was not dropped\n\(server.logText.suffix(2000))")
+        let waited = Date().timeIntervalSince(stopped)
+        XCTAssertEqual(left["left"]?["id"], welcome["you"]?["id"])
+        XCTAssertGreaterThanOrEqual(waited, 2, "dropped before writeTimeoutSeconds")
+        print(String(format: "stuck client dropped %.1f s after it stopped reading (events took %.1f s)",
+                     waited, produced.timeIntervalSince(stopped)))
+        let metrics = try HTTP.get("\(server.httpBase)/metrics").text
+        XCTAssertTrue(metrics.contains("happy_slow_reader_closes_total 1\n"), metrics)
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state").json?["presenceCount"]?.intValue, 1)
+    }
+}

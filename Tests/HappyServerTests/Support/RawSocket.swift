@@ -1,0 +1,170 @@
+import Foundation
+
+/// A blocking loopback TCP connection with a receive timeout, for requests
+/// the regular clients would rewrite or interpret.
+final class RawSocket {
+    private let fd: Int32
+    private var buffered: [UInt8] = []
+
+    init(port: Int, timeout: Double = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Self.failure("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw Self.failure("connect to port \(port): errno \(errno)")
+        }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Self.failure("send: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Exactly `count` bytes, or nil when the peer closed or the timeout passed first.
+    func read(count: Int) -> [UInt8]? {
+        while buffered.count < count {
+            guard fill() else { return nil }
+        }
+        defer { buffered.removeFirst(count) }
+        return Array(buffered[..<count])
+    }
+
+    /// Bytes up to and including `delimiter`, or nil.
+    func read(until delimiter: [UInt8]) -> [UInt8]? {
+        while true {
+            if let range = buffered.firstRange(of: delimiter) {
+                defer { buffered.removeFirst(range.upperBound) }
+                return Array(buffered[..<range.upperBound])
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// Everything until the peer closes (or the timeout passes).
+    func readToEnd() -> [UInt8] {
+        while fill() {}
+        defer { buffered.removeAll() }
+        return buffered
+    }
+
+    private func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffered.append(contentsOf: chunk[..<count])
+        return true
+    }
+
+    static func failure(_ message: String) -> NSError {
+        NSError(domain: "RawSocket", code: 1, userInfo: [NSLocalizedDescriptionKey: message])
+    }
+}
+
+/// A minimal WebSocket client on a raw socket. libwebsockets' own client
+/// rewrites some valid close codes (1012–1015) to 1002 before reporting them,
+/// so close codes such as 1013 are read here, straight from the frame.
+final class RawWebSocket {
+    enum Frame: Equatable {
+        case text(String)
+        case binary([UInt8])
+        case close(code: UInt16?, reason: String)
+        case ping([UInt8])
+        case pong([UInt8])
+    }
+
+    let socket: RawSocket
+    /// The handshake answer's status line and headers.
+    let handshake: String
+
+    init(port: Int, target: String = "/ws", subprotocol: String? = "happy.v1", timeout: Double = 5) throws {
+        socket = try RawSocket(port: port, timeout: timeout)
+        var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        try socket.send(request + "\r\n")
+        guard let head = socket.read(until: Array("\r\n\r\n".utf8)) else {
+            throw RawSocket.failure("no handshake answer from \(target)")
+        }
+        handshake = String(decoding: head, as: UTF8.self)
+    }
+
+    var upgraded: Bool { handshake.hasPrefix("HTTP/1.1 101") }
+
+    /// Sends one masked frame.
+    func send(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) throws {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            frame += (0..<8).reversed().map { UInt8((UInt64(payload.count) >> (8 * UInt64($0))) & 0xFF) }
+        }
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        frame += mask
+        frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try socket.send(frame)
+    }
+
+    func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }
+
+    /// The next frame, or nil when the connection ended or the timeout passed.
+    func nextFrame() -> Frame? {
+        guard let header = socket.read(count: 2) else { return nil }
+        var length = UInt64(header[1] & 0x7F)
+        if length == 126 {
+            guard let extended = socket.read(count: 2) else { return nil }
+            length = extended.reduce(0) { $0 << 8 | UInt64($1) }
+        } else if length == 127 {
+            guard let extended = socket.read(count: 8) else { return nil }
+            length = extended.reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        guard let payload = socket.read(count: Int(length)) else { return nil }
+        switch header[0] & 0x0F {
+        case 0x1: return .text(String(decoding: payload, as: UTF8.self))
+        case 0x2: return .binary(payload)
+        case 0x8:
+            guard payload.count >= 2 else { return .close(code: nil, reason: "") }
+            return .close(code: UInt16(payload[0]) << 8 | UInt16(payload[1]),
+                          reason: String(decoding: payload[2...], as: UTF8.self))
+        case 0x9: return .ping(payload)
+        case 0xA: return .pong(payload)
+        default: return .binary(payload)
+        }
+    }
+
+    /// Reads frames until a close frame; returns it with the text messages before it.
+    func readUntilClose() -> (close: Frame?, texts: [String]) {
+        var texts: [String] = []
+        while let frame = nextFrame() {
+            switch frame {
+            case .close: return (frame, texts)
+            case .text(let text): texts.append(text)
+            default: continue
+            }
+        }
+        return (nil, texts)
+    }
+}
