@@ -73,7 +73,7 @@ final class SQLiteDatabase {
 
 /// A prepared statement, reset after each use and finalized on deinit.
 final class SQLiteStatement {
-    private let statement: OpaquePointer
+    private var statement: OpaquePointer?
     private unowned let database: SQLiteDatabase
 
     init(_ statement: OpaquePointer, database: SQLiteDatabase) {
@@ -81,7 +81,13 @@ final class SQLiteStatement {
         self.database = database
     }
 
-    deinit { sqlite3_finalize(statement) }
+    deinit { finalize() }
+
+    /// Releases the statement; the database cannot fully close while one lives.
+    func finalize() {
+        sqlite3_finalize(statement)
+        statement = nil
+    }
 
     func reset() {
         sqlite3_reset(statement)

@@ -161,6 +161,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         guard !closed else { return }
         closed = true
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for statement in [selectRoom, selectEvents, upsertRoom, insertEvent, trimEvents] { statement.finalize() }
         database.close()
         lock.release()
     }

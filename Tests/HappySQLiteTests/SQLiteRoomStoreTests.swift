@@ -50,13 +50,13 @@ final class SQLiteRoomStoreTests: XCTestCase {
 
     func testHistoryKeepsOnlyTheRetainedNumberOfEvents() throws {
         let store = try SQLiteRoomStore(directory: directory, historySize: 5, fsync: false)
-        defer { store.close() }
         for seq in stride(from: 1 as UInt64, through: 21, by: 4) {
             try store.commit([commit("lobby", from: seq, to: seq + 3)])
         }
         let room = try XCTUnwrap(try store.loadRoom(named: "lobby"))
         XCTAssertEqual(room.seq, 24)
         XCTAssertEqual(room.history.map(\.seq), [20, 21, 22, 23, 24])
+        store.close()  // the store holds the database exclusively while open
         let count = try rowCount("events")
         XCTAssertEqual(count, 5, "old events must be deleted, not only skipped on load")
     }
