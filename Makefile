@@ -5,7 +5,9 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test fuzz clean help
+.PHONY: all build release run test fuzz bench clean help
+PEER_BENCH ?= ../shared/bench
+BENCH_SECONDS ?= 10
 FUZZ_RUNS ?= 100000
 
 all: build
@@ -14,6 +16,7 @@ help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
+	@echo "make bench  benchmark workloads (happybench) and, when ../shared/bench exists, the peers side by side"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -38,10 +41,25 @@ test: bootstrap-test
 	swift test --skip-build --filter HappyServerTests
 	scripts/fuzz.sh $(FUZZ_RUNS)
 
+bench: bootstrap-bench release
+	mkdir -p bench/results
+	.build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
+	@if [ -x "$(PEER_BENCH)/compare.sh" ]; then \
+	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
+	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}' > bench/results/peer-config.json; \
+	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
+	    $(PEER_BENCH)/compare.sh -n "1000 5000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \
+	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
+	    $(PEER_BENCH)/compare.sh -n 1000 -d $(BENCH_SECONDS) -r 20 -o $(CURDIR)/bench/results/peers-paced.jsonl; \
+	else echo "($(PEER_BENCH) not found: peer comparison skipped)"; fi
+
+bootstrap-bench:
+	@scripts/bootstrap.sh bench
+
 fuzz: bootstrap-build
 	scripts/fuzz.sh 0
 
 clean:
 	rm -rf .build
 
-.PHONY: bootstrap-build bootstrap-test
+.PHONY: bootstrap-build bootstrap-test bootstrap-bench

@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
 
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite"]),
+        // Benchmark driver: starts servers and drives the workloads of `make bench`.
+        .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
 
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),

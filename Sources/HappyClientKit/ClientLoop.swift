@@ -19,6 +19,7 @@ public final class ClientLoop: @unchecked Sendable {
         case wantWrite(WebSocketConnection)
         case abort(WebSocketConnection)
         case flowControl(WebSocketConnection, Bool)
+        case run(@Sendable () -> Void)
         case stop
     }
 
@@ -92,6 +93,11 @@ public final class ClientLoop: @unchecked Sendable {
         stopped.unlock()
     }
 
+    /// Runs `body` on the loop's thread (where delegates are called).
+    public func perform(_ body: @escaping @Sendable () -> Void) {
+        post(.run(body))
+    }
+
     func post(_ command: Command) {
         commands.withLock { $0.append(command) }
         if let context { lws_cancel_service(context) }
@@ -127,6 +133,8 @@ public final class ClientLoop: @unchecked Sendable {
                 if let wsi = connection.wsi { lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async) }
             case .flowControl(let connection, let reading):
                 if let wsi = connection.wsi { lws_rx_flow_control(wsi, reading ? 1 : 0) }
+            case .run(let body):
+                body()
             case .stop:
                 running = false
             }
@@ -153,6 +161,15 @@ public final class ClientLoop: @unchecked Sendable {
             }
             info.ssl_connection = flags
         }
+        // lws re-sorts a shared timer list on every frame for its validity
+        // pings; only connections that want keepalive pay for it.
+        let policy = connection.keepalivePolicy
+        policy.pointee = lws_retry_bo_t()
+        if let seconds = connection.options.keepaliveSeconds, seconds > 0 {
+            policy.pointee.secs_since_valid_ping = seconds
+            policy.pointee.secs_since_valid_hangup = seconds * 2
+        }
+        info.retry_and_idle_policy = UnsafePointer(policy)
         info.opaque_user_data = Unmanaged.passRetained(connection).toOpaque()
         let result = lws_client_connect_via_info(&info)
         if result == nil, !connection.finished {

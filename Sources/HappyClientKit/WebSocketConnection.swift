@@ -30,13 +30,18 @@ public struct WebSocketOptions: Sendable {
     public var headers: [(name: String, value: String)]
     /// Accept self-signed certificates (tests, local TLS).
     public var allowInsecureTLS: Bool
+    /// Ping the server after this many idle seconds and drop the connection
+    /// if it stays silent as long again; nil sends no pings (benchmarks).
+    public var keepaliveSeconds: UInt16?
 
     public init(subprotocol: String? = "happy.v1", origin: String? = nil,
-                headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false) {
+                headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false,
+                keepaliveSeconds: UInt16? = 20) {
         self.subprotocol = subprotocol
         self.origin = origin
         self.headers = headers
         self.allowInsecureTLS = allowInsecureTLS
+        self.keepaliveSeconds = keepaliveSeconds
     }
 }
 
@@ -64,6 +69,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// The subprotocol named in the server's handshake answer.
     var selectedSubprotocol: String?
     var cStrings: [UnsafeMutablePointer<CChar>] = []
+    /// Lives as long as the connection: lws keeps a pointer to it.
+    let keepalivePolicy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
 
     private let outgoing = Mutex<[Outgoing]>([])
     private let events = EventQueue<WebSocketEvent>()
@@ -79,6 +86,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     deinit {
         for string in cStrings { free(string) }
+        keepalivePolicy.deallocate()
     }
 
     func cString(_ text: String) -> UnsafePointer<CChar> {

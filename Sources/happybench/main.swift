@@ -1,0 +1,80 @@
+import Foundation
+
+let usage = """
+    usage: happybench [--server PATH] [--web DIR] [--seconds S] [--quick] [--only NAME,...]
+                      [--out DIR] [--no-pin]
+
+    Runs Happy's benchmark workloads, each against a fresh happyserver, and
+    prints one table: fan-out to 100/1000/5000/10000 subscribers, latency at
+    20 intents/s to 1000 subscribers, intent throughput with persistence on
+    and off, and cached/uncached frame requests. Results go to
+    bench/results/<time>.json. --quick runs the small workloads only.
+    Workload names for --only: fanout, hold, paced, persistence, frames.
+    """
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var server = ".build/release/happyserver"
+var web = "web"
+var seconds = 10.0
+var quick = false
+var only: Set<String>?
+var out = "bench/results"
+var pin = true
+while !arguments.isEmpty {
+    let flag = arguments.removeFirst()
+    func value() -> String {
+        guard !arguments.isEmpty else { print("happybench: \(flag) needs a value\n\(usage)"); exit(2) }
+        return arguments.removeFirst()
+    }
+    switch flag {
+    case "--server": server = value()
+    case "--web": web = value()
+    case "--seconds": seconds = Double(value()) ?? seconds
+    case "--quick": quick = true
+    case "--only": only = Set(value().split(separator: ",").map(String.init))
+    case "--out": out = value()
+    case "--no-pin": pin = false
+    case "--help", "-h": print(usage); exit(0)
+    default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
+    }
+}
+guard FileManager.default.isExecutableFile(atPath: server) else {
+    print("happybench: no server at \(server); build it with `swift build -c release`")
+    exit(1)
+}
+if pin {
+    // The servers run on CPU 0; the load comes from CPU 1 (as the peers' compare.sh does).
+    var set = cpu_set_t()
+    withUnsafeMutableBytes(of: &set) { $0.storeBytes(of: UInt64(2), as: UInt64.self) }
+    sched_setaffinity(0, MemoryLayout<cpu_set_t>.size, &set)
+}
+let workloads = Workloads(server: server, webRoot: URL(fileURLWithPath: web).standardizedFileURL.path,
+                          seconds: seconds, cpuPinning: pin)
+@MainActor func wanted(_ name: String) -> Bool { only?.contains(name) ?? true }
+
+var rows: [BenchRow] = []
+@MainActor func attempt(_ body: () throws -> [BenchRow]) {
+    do { rows += try body() } catch { FileHandle.standardError.write(Data("happybench: \(error)\n".utf8)) }
+}
+if wanted("fanout") {
+    for n in quick ? [100, 1000] : [100, 1000, 5000] { attempt { [try workloads.fanout(subscribers: n)] } }
+}
+if wanted("hold") && !quick {
+    attempt { [try workloads.fanout(subscribers: 10_000, label: "hold N=10000")] }
+}
+if wanted("paced") {
+    attempt { [try workloads.fanout(subscribers: 1000, pace: .rate(20), label: "paced 20/s N=1000")] }
+}
+if wanted("persistence") {
+    attempt { [try workloads.fanout(subscribers: 10, persistence: false, label: "persistence off N=10")] }
+    attempt { [try workloads.fanout(subscribers: 10, persistence: true, label: "persistence on N=10")] }
+}
+if wanted("frames") { attempt { try workloads.frames() } }
+
+BenchReport(rows: rows).print()
+do {
+    let path = try BenchReport(rows: rows).write(to: out)
+    print("results: \(path)")
+} catch {
+    print("happybench: could not write results: \(error)")
+}
