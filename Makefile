@@ -43,7 +43,7 @@ test: bootstrap-test
 
 bench: bootstrap-bench release
 	mkdir -p bench/results
-	.build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
+	taskset -c 1 .build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
 	@if [ -x "$(PEER_BENCH)/compare.sh" ]; then \
 	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
 	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}' > bench/results/peer-config.json; \

@@ -9,6 +9,8 @@ let usage = """
     20 intents/s to 1000 subscribers, intent throughput with persistence on
     and off, and cached/uncached frame requests. Results go to
     bench/results/<time>.json. --quick runs the small workloads only.
+    Servers are pinned to CPU 0 (--no-pin to disable); run happybench itself
+    on CPU 1 (`taskset -c 1 happybench`, as `make bench` does).
     Workload names for --only: fanout, hold, paced, persistence, frames.
     """
 
@@ -41,12 +43,6 @@ while !arguments.isEmpty {
 guard FileManager.default.isExecutableFile(atPath: server) else {
     print("happybench: no server at \(server); build it with `swift build -c release`")
     exit(1)
-}
-if pin {
-    // The servers run on CPU 0; the load comes from CPU 1 (as the peers' compare.sh does).
-    var set = cpu_set_t()
-    withUnsafeMutableBytes(of: &set) { $0.storeBytes(of: UInt64(2), as: UInt64.self) }
-    sched_setaffinity(0, MemoryLayout<cpu_set_t>.size, &set)
 }
 let workloads = Workloads(server: server, webRoot: URL(fileURLWithPath: web).standardizedFileURL.path,
                           seconds: seconds, cpuPinning: pin)
