@@ -135,7 +135,7 @@ public final class HappyServer: @unchecked Sendable {
         scheduleSweep()
         installSignalHandlers()
         let scheme = config.tls.isEnabled ? "https" : "http"
-        logger.info("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
+        logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                   "store": storeWorker.store.kind, "webRoot": config.webRoot,
                                   "fdLimit": "\(fdLimit)"])
     }
@@ -246,7 +246,7 @@ public final class HappyServer: @unchecked Sendable {
         guard !shuttingDown else { return }
         shuttingDown = true
         shutdownDeadline = Clock.monotonicSeconds() + 3
-        logger.info("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
+        logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                       "connections": "\(connections.count)"])
     }
 
@@ -271,7 +271,7 @@ public final class HappyServer: @unchecked Sendable {
         if let context { lws_context_destroy(context) }
         context = nil
         storeWorker.close()
-        logger.info("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
+        logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
     }
 
     // MARK: inbox

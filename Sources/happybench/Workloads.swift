@@ -20,7 +20,7 @@ struct Workloads {
         [
             "webRoot": webRoot,
             "persistence": ["enabled": persistence, "fsync": fsync],
-            "log": ["level": "info"],
+            "log": ["level": "warn"],
             "limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000, "floodLimit": 1_000_000,
                        "maxQueuedBytes": 64 * 1024 * 1024, "maxConnectionsPerAddress": 0,
                        "maxClients": 20_000],

@@ -57,8 +57,18 @@ public final class Logger: @unchecked Sendable {
         log(.error, message(), fields())
     }
 
+    /// Lifecycle lines (listening, stopped) that tools wait for: written at
+    /// `info` whatever the configured level.
+    public func lifecycle(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        write(.info, message, fields)
+    }
+
     public func log(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) {
         guard level >= minimumLevel else { return }
+        write(level, message, fields)
+    }
+
+    private func write(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) {
         let line = json ? jsonLine(level, message, fields) : textLine(level, message, fields)
         lock.lock()
         FileHandle.standardError.write(line)

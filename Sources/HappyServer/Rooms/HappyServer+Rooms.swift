@@ -52,7 +52,7 @@ extension HappyServer {
         connection.room = runtime
         connection.resume = (query["since"].flatMap { UInt64($0) }, query["epoch"])
         changeOccupancy(of: runtime) { runtime.reservedSeats += 1 }
-        logger.debug("open", ["id": connection.participant.id, "name": connection.participant.name,
+        logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
                               "room": roomName, "peer": connection.peerAddress])
         runtime.whenReady { [weak self, weak connection] runtime in
             guard let self, let connection else { return }

@@ -54,6 +54,7 @@ final class Connection {
 
     var bucket: TokenBucket
     var flood: FloodMeter
+    let openedAt: Double
     var lastReceiveAt: Double
     /// When the outbox last made progress (or became non-empty).
     var stalledSince: Double
@@ -73,6 +74,7 @@ final class Connection {
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
         flood = FloodMeter(limit: limits.floodLimit)
         lastReceiveAt = now
+        openedAt = now
         stalledSince = now
     }
 

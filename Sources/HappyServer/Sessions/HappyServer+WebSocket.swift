@@ -69,8 +69,11 @@ extension HappyServer {
         removeFromList(connection)
         metrics.connectionsClosed += 1
         leave(connection)
-        logger.debug("closed", ["id": connection.participant.id, "room": connection.roomName,
-                                "code": connection.closeRequest.map { "\($0.code)" } ?? "peer"])
+        if connection.kind == .happy {
+            logger.info("close", ["id": connection.participant.id, "room": connection.roomName,
+                                  "code": connection.closeRequest.map { "\($0.code)" } ?? "by peer",
+                                  "seconds": String(format: "%.1f", Clock.monotonicSeconds() - connection.openedAt)])
+        }
     }
 
     private func removeFromList(_ connection: Connection) {

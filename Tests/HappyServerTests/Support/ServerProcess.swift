@@ -182,7 +182,8 @@ final class LogCollector: @unchecked Sendable {
 
     func listeningPort() -> Int? {
         for line in text.split(separator: "\n") where line.contains("listening") {
-            if let range = line.range(of: "port=") {
+            // text: port=8080, json: "port":"8080"
+            if let range = line.range(of: "port=") ?? line.range(of: #""port":""#) {
                 return Int(line[range.upperBound...].prefix(while: \.isNumber))
             }
         }

@@ -29,6 +29,8 @@ final class TestClient {
     private(set) var subprotocol: String?
     /// Why the connection could not be made, if it could not.
     private(set) var failure: String?
+    /// The exact text of the welcome, once `join` has read it.
+    private(set) var welcomeText: String?
 
     init(url: String, query: [(String, String?)] = [], options: WebSocketOptions = WebSocketOptions(),
          loop: ClientLoop = sharedClientLoop) {
@@ -44,8 +46,9 @@ final class TestClient {
         let client = TestClient(url: server.wsURL, query: [("room", room), ("name", name),
                                                            ("since", since.map(String.init)), ("epoch", epoch)] + extra,
                                 options: options)
-        let welcome = try XCTUnwrap(client.next(type: "welcome", timeout: 10), "no welcome", file: file, line: line)
-        return (client, welcome)
+        let welcome = try XCTUnwrap(client.nextMessage(type: "welcome", timeout: 10), "no welcome", file: file, line: line)
+        client.welcomeText = welcome.text
+        return (client, welcome.json)
     }
 
     func send(_ text: String) { connection.send(text: text) }
