@@ -4,12 +4,17 @@
 /// pending, newer events are skipped (the resync, built when it is written,
 /// covers them). Replies to the client itself (welcome, acks, errors, pongs)
 /// are never dropped; if even they pass twice the limit, the client is cut off.
+///
+/// `@inlinable` so the server gets a version specialized for its frames.
+@frozen
 public struct Outbox<Payload> {
+    @frozen
     public enum Entry {
         case message(Payload, bytes: Int, droppable: Bool)
         case resync
     }
 
+    @frozen
     public enum Admission: Equatable {
         case queued
         /// Events were dropped; a resync is now pending.
@@ -21,55 +26,60 @@ public struct Outbox<Payload> {
     }
 
     public let limit: Int
-    public private(set) var queuedBytes = 0
-    public private(set) var resyncPending = false
-    private var entries = RingQueue<Entry>()
+    @usableFromInline var storedQueuedBytes = 0
+    @usableFromInline var storedResyncPending = false
+    @usableFromInline var entries = RingQueue<Entry>()
 
+    @inlinable
     public init(limit: Int) {
         self.limit = limit
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
-    public var count: Int { entries.count }
-    public var first: Entry? { entries.first }
-    public subscript(offset: Int) -> Entry { entries[offset] }
+    @inlinable public var queuedBytes: Int { storedQueuedBytes }
+    @inlinable public var resyncPending: Bool { storedResyncPending }
+    @inlinable public var isEmpty: Bool { entries.isEmpty }
+    @inlinable public var count: Int { entries.count }
+    @inlinable public var first: Entry? { entries.first }
+    @inlinable public subscript(offset: Int) -> Entry { entries[offset] }
 
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func push(_ payload: Payload, bytes: Int, droppable: Bool) -> Admission {
         if droppable {
-            if resyncPending { return .coveredByResync }
-            if queuedBytes + bytes > limit {
+            if storedResyncPending { return .coveredByResync }
+            if storedQueuedBytes + bytes > limit {
                 let dropped = dropDroppable()
                 return .overflowed(droppedMessages: dropped + 1)
             }
-        } else if queuedBytes + bytes > 2 * limit {
+        } else if storedQueuedBytes + bytes > 2 * limit {
             return .overLimit
         }
         entries.append(.message(payload, bytes: bytes, droppable: droppable))
-        queuedBytes += bytes
+        storedQueuedBytes += bytes
         return .queued
     }
 
     /// Removes the first entry once it has been written.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeFirst() -> Entry {
         let entry = entries.removeFirst()
         switch entry {
-        case .message(_, let bytes, _): queuedBytes -= bytes
-        case .resync: resyncPending = false
+        case .message(_, let bytes, _): storedQueuedBytes -= bytes
+        case .resync: storedResyncPending = false
         }
         return entry
     }
 
+    @inlinable
     public mutating func removeAll() {
         entries.removeAll()
-        queuedBytes = 0
-        resyncPending = false
+        storedQueuedBytes = 0
+        storedResyncPending = false
     }
 
     /// Drops every droppable message and puts one resync marker where the
     /// first of them stood, so it still follows what came before it.
-    private mutating func dropDroppable() -> Int {
+    @usableFromInline
+    mutating func dropDroppable() -> Int {
         var kept = RingQueue<Entry>()
         var dropped = 0
         var bytes = 0
@@ -85,8 +95,8 @@ public struct Outbox<Payload> {
         }
         if dropped == 0 { kept.append(.resync) }
         entries = kept
-        queuedBytes = bytes
-        resyncPending = true
+        storedQueuedBytes = bytes
+        storedResyncPending = true
         return dropped
     }
 }

@@ -136,6 +136,16 @@ public struct JSONWriter {
 
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them in one go.
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if plain == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)

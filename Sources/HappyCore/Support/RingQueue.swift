@@ -1,35 +1,43 @@
 /// A FIFO queue on a growable ring buffer: O(1) append and removeFirst, no
 /// allocation until the first element, storage reused afterwards.
+///
+/// The hot operations are `@inlinable` so that users in other modules get a
+/// version specialized for their element type (no generic dispatch per message).
+@frozen
 public struct RingQueue<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
-    public private(set) var count = 0
+    @usableFromInline var storage: [Element?] = []
+    @usableFromInline var head = 0
+    @usableFromInline var storedCount = 0
+    @inlinable public var count: Int { storedCount }
 
+    @inlinable
     public init() {}
 
-    public var isEmpty: Bool { count == 0 }
-    public var capacity: Int { storage.count }
+    @inlinable public var isEmpty: Bool { count == 0 }
+    @inlinable public var capacity: Int { storage.count }
 
-    public var first: Element? { count == 0 ? nil : storage[head] }
+    @inlinable public var first: Element? { count == 0 ? nil : storage[head] }
 
+    @inlinable
     public subscript(offset: Int) -> Element {
         precondition(offset >= 0 && offset < count, "RingQueue index out of range")
         return storage[(head + offset) & (storage.count - 1)]!
     }
 
+    @inlinable
     public mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) & (storage.count - 1)] = element
-        count += 1
+        storedCount += 1
     }
 
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func removeFirst() -> Element {
         precondition(count > 0, "removeFirst on an empty RingQueue")
         let element = storage[head]!
         storage[head] = nil
         head = (head + 1) & (storage.count - 1)
-        count -= 1
+        storedCount -= 1
         // Give back the storage a burst left behind; small queues keep theirs.
         if count == 0 && storage.count > Self.retainedCapacity {
             storage = []
@@ -39,9 +47,10 @@ public struct RingQueue<Element> {
     }
 
     /// Capacity an emptied queue keeps for its next messages.
-    static var retainedCapacity: Int { 32 }
+    @inlinable static var retainedCapacity: Int { 32 }
 
     /// Keeps the elements for which `keep` is true, in order.
+    @inlinable
     public mutating func filter(_ keep: (Element) -> Bool) {
         var kept = RingQueue()
         for offset in 0..<count {
@@ -51,11 +60,13 @@ public struct RingQueue<Element> {
         self = kept
     }
 
+    @inlinable
     public mutating func removeAll() {
         self = RingQueue()
     }
 
-    private mutating func grow() {
+    @usableFromInline
+    mutating func grow() {
         let newCapacity = Swift.max(8, storage.count * 2)
         var newStorage = [Element?](repeating: nil, count: newCapacity)
         for offset in 0..<count {

@@ -48,8 +48,8 @@ extension HappyServer {
         _ = role
         let runtime = runtime(for: name)
         runtime.idleSince = Clock.monotonicSeconds()
-        runtime.whenReady { [weak self] runtime in
-            guard let self, !exchange.isClosed else { return }
+        runtime.whenReady { [self] runtime in
+            guard !exchange.isClosed else { return }
             guard let room = runtime.room else {
                 self.respond(exchange, status: 503, json: ServerMessageEncoder.error(WireError(
                     .unavailable, "room \(name) could not be loaded: \(runtime.loadError?.message ?? "")")))
@@ -100,8 +100,8 @@ extension HappyServer {
         let runtime = runtime(for: name)
         runtime.idleSince = Clock.monotonicSeconds()
         let sender = Participant(id: "http", name: senderName)
-        runtime.whenReady { [weak self] runtime in
-            guard let self, !exchange.isClosed else { return }
+        runtime.whenReady { [self] runtime in
+            guard !exchange.isClosed else { return }
             self.submitIntent(intent, in: runtime, sender: sender, reply: .http(exchange))
         }
     }

@@ -54,10 +54,9 @@ extension HappyServer {
         changeOccupancy(of: runtime) { runtime.reservedSeats += 1 }
         logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
                               "room": roomName, "peer": connection.peerAddress])
-        runtime.whenReady { [weak self, weak connection] runtime in
-            guard let self, let connection else { return }
-            self.join(connection, runtime)
-        }
+        // Strong captures: weak references would give these hot objects a
+        // refcount side table, slowing every retain on the broadcast path.
+        runtime.whenReady { [self] runtime in join(connection, runtime) }
     }
 
     private func refuse(_ connection: Connection, _ code: UInt16, _ message: String, reason: String) {
@@ -114,6 +113,7 @@ extension HappyServer {
         connection.admitted = false
         admittedCount -= 1
         guard let runtime = connection.room else { return }
+        connection.room = nil
         guard connection.joined else { return }
         let countBefore = runtime.members.count
         changeOccupancy(of: runtime) { runtime.remove(connection) }

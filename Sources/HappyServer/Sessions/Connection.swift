@@ -33,7 +33,8 @@ final class Connection {
     var participant: Participant
     var role: Role = .player
     var roomName = ""
-    weak var room: RoomRuntime?
+    /// The room joined or joining; cleared when the connection closes.
+    var room: RoomRuntime?
     /// Index in the room's member array, for O(1) removal.
     var memberIndex = -1
     var joined = false
