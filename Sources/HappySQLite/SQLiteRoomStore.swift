@@ -95,6 +95,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     public var isSynchronous: Bool { false }
     public var kind: String { "sqlite" }
+    public var keepsHistory: Bool { historySize > 0 }
 
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
         do {

@@ -65,6 +65,8 @@ public protocol RoomStore: AnyObject, Sendable {
     var isSynchronous: Bool { get }
     /// A short name for logs and `/healthz`.
     var kind: String { get }
+    /// Whether the store keeps event history (commits then carry each event's JSON).
+    var keepsHistory: Bool { get }
 
     /// The room as stored, or nil when it has never been recorded.
     func loadRoom(named name: String) throws(StoreError) -> StoredRoom?
@@ -86,6 +88,7 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
 
     public var isSynchronous: Bool { true }
     public var kind: String { "memory" }
+    public var keepsHistory: Bool { false }
 
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
         rooms[name]

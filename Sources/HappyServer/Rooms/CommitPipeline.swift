@@ -46,9 +46,10 @@ struct CommitPipeline {
     }
 
     /// Takes the open intents as the next batch, if none is in flight.
-    mutating func startBatch() -> Batch? {
+    mutating func startBatch(withHistory: Bool) -> Batch? {
         guard inFlight == nil, hasWork else { return nil }
-        let batch = Batch(id: nextBatchID, intents: open, commits: openCreations + Self.commits(for: open))
+        let batch = Batch(id: nextBatchID, intents: open,
+                          commits: openCreations + Self.commits(for: open, withHistory: withHistory))
         nextBatchID += 1
         open.removeAll(keepingCapacity: true)
         openCreations.removeAll()
@@ -70,22 +71,22 @@ struct CommitPipeline {
     }
 
     /// One commit per room: its events in seq order and its final state.
-    static func commits(for intents: [PendingIntent]) -> [RoomCommit] {
+    static func commits(for intents: [PendingIntent], withHistory: Bool) -> [RoomCommit] {
         var order: [String] = []
         var byRoom: [String: RoomCommit] = [:]
         for intent in intents {
             guard let event = intent.applied.event, let frame = intent.frame,
                   let room = intent.runtime.room else { continue }
-            let stored = StoredEvent(seq: event.seq, json: Array(frame.payload))
+            let stored = withHistory ? [StoredEvent(seq: event.seq, json: Array(frame.payload))] : []
             if var commit = byRoom[event.room] {
                 commit.seq = event.seq
                 commit.scene = event.state
-                commit.events.append(stored)
+                commit.events += stored
                 byRoom[event.room] = commit
             } else {
                 order.append(event.room)
                 byRoom[event.room] = RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1,
-                                                seq: event.seq, scene: event.state, events: [stored])
+                                                seq: event.seq, scene: event.state, events: stored)
             }
         }
         return order.compactMap { byRoom[$0] }

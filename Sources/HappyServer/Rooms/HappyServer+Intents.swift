@@ -21,7 +21,7 @@ extension HappyServer {
 
     /// Starts the next group commit if none is running (called after every loop turn).
     func flushCommits() {
-        while let batch = pipeline.startBatch() {
+        while let batch = pipeline.startBatch(withHistory: storeWorker.store.keepsHistory) {
             if batch.commits.isEmpty {
                 finishCommit(batch: batch.id, result: .success(()), seconds: 0)
             } else if storeWorker.isSynchronous {
