@@ -27,6 +27,12 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
@@ -44,10 +50,13 @@ let package = Package(
         // The durable room store on SQLite (WAL, group commit).
         .target(name: "HappySQLite", dependencies: ["HappyCore", "CSQLite"]),
 
+        // Rooms shared by several nodes through Redis (hiredis).
+        .target(name: "HappyRedis", dependencies: ["HappyCore", "CHiredis"]),
+
         // WebSocket client on the libwebsockets client API.
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
 
-        .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite"]),
+        .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
 

@@ -122,8 +122,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    public func commit(_ commits: [RoomCommit]) throws(StoreError) {
-        guard !commits.isEmpty else { return }
+    @discardableResult
+    public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
+        guard !commits.isEmpty else { return [] }
         do {
             try database.execute("BEGIN IMMEDIATE")
             do {
@@ -136,6 +137,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         } catch {
             throw StoreError("writing to \(path): \(error)")
         }
+        return []
     }
 
     private func write(_ commit: RoomCommit) throws(SQLiteError) {

@@ -38,6 +38,8 @@ public final class HappyServer: @unchecked Sendable {
     var httpRateLimits: [String: HTTPRateLimit] = [:]
     /// Checks access tokens when `auth.secret` is set.
     public var tokenVerifier: TokenVerifier?
+    /// Other nodes sharing the rooms (cluster mode), or nil.
+    public var clusterBus: ClusterBus?
     var storeHealthy = true
     var storeProblem = ""
     var lastStoreFailureLog = 0.0
@@ -131,6 +133,7 @@ public final class HappyServer: @unchecked Sendable {
         self.vhost = vhost
         boundPort = Int(lws_get_vhost_listen_port(vhost))
 
+        startClusterBus()
         sweepTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         scheduleSweep()
         installSignalHandlers()
@@ -267,6 +270,7 @@ public final class HappyServer: @unchecked Sendable {
     private func teardown() {
         for source in signalSources { source.cancel() }
         inbox.attach(nil)
+        clusterBus?.stop()
         lws_sul_cancel(&sweepTimer.pointee.sul)
         if let context { lws_context_destroy(context) }
         context = nil
@@ -281,6 +285,8 @@ public final class HappyServer: @unchecked Sendable {
             switch message {
             case .roomLoaded(let room, let result):
                 roomLoaded(room, result: result)
+            case .roomRefreshed(let room, let result):
+                roomRefreshed(room, result: result)
             case .commitFinished(let batch, let result, let seconds):
                 commitFinished(batch: batch, result: result, seconds: seconds)
             case .shutdownRequested(let signal):

@@ -1,6 +1,7 @@
 import Foundation
 import HappyCore
 import HappyServer
+import HappyRedis
 import HappySQLite
 
 /// A usage error: what was wrong with the command line.
@@ -67,6 +68,11 @@ func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyCon
 
 /// The store `config` asks for.
 func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any RoomStore {
+    if let url = RedisURL(config.cluster.redis) {
+        let store = try RedisRoomStore(url: url, nodeID: nodeID, historySize: config.limits.historySize)
+        logger.info("store opened", ["redis": "\(url.host):\(url.port)/\(url.database)", "node": nodeID])
+        return store
+    }
     guard config.persistence.enabled else {
         logger.info("persistence disabled: rooms are kept in memory only and lost on restart")
         return MemoryRoomStore(historySize: config.limits.historySize)
@@ -77,6 +83,14 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
     logger.info("store opened", ["path": store.path, "fsync": "\(config.persistence.fsync)",
                                  "seconds": String(format: "%.3f", Date().timeIntervalSince(started))])
     return store
+}
+
+/// This process's identity in a cluster: six random hex digits.
+let nodeID = String(Identifiers.newEpoch().suffix(6))
+
+/// The cluster bus, when `cluster.redis` is set.
+func makeClusterBus(_ config: HappyConfig) -> ClusterBus? {
+    RedisURL(config.cluster.redis).map { RedisClusterBus(url: $0, nodeID: nodeID) }
 }
 
 /// The access-token checker, when `auth.secret` is set.

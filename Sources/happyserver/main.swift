@@ -68,6 +68,7 @@ do {
 
 let server = HappyServer(config: config, store: store, logger: logger)
 server.tokenVerifier = makeTokenVerifier(config)
+server.clusterBus = makeClusterBus(config)
 do {
     try server.start()
 } catch {

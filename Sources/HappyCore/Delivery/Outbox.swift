@@ -69,6 +69,12 @@ public struct Outbox<Payload> {
         return entry
     }
 
+    /// Replaces the queued events with one resync (the state jumped ahead).
+    @inlinable
+    public mutating func requireResync() {
+        if !storedResyncPending { _ = dropDroppable() }
+    }
+
     @inlinable
     public mutating func removeAll() {
         entries.removeAll()

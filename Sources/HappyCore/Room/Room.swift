@@ -63,6 +63,14 @@ public final class Room<HistoryElement> {
         working = committed
     }
 
+    /// Takes events recorded elsewhere (another node) that follow the
+    /// committed state directly, ending at `snapshot`. Working changes are dropped.
+    public func catchUp(to snapshot: RoomSnapshot, events: [(seq: UInt64, element: HistoryElement)]) {
+        for event in events { history.append(seq: event.seq, event.element) }
+        committed = snapshot
+        working = snapshot
+    }
+
     /// Replaces the whole state (a newer version read from a shared store).
     public func replace(epoch: String, snapshot: RoomSnapshot) {
         if epoch != self.epoch || snapshot.seq < committed.seq { history.removeAll() }

@@ -50,6 +50,18 @@ public struct RoomCommit: Equatable, Sendable {
     }
 }
 
+/// A room whose commit a shared store refused because it had moved on
+/// (another node recorded first); `current` is what the store holds now.
+public struct CommitConflict: Equatable, Sendable {
+    public var room: String
+    public var current: StoredRoom?
+
+    public init(room: String, current: StoredRoom?) {
+        self.room = room
+        self.current = current
+    }
+}
+
 /// Why a store could not do what was asked.
 public struct StoreError: Error, Equatable, CustomStringConvertible {
     public let message: String
@@ -70,8 +82,11 @@ public protocol RoomStore: AnyObject, Sendable {
 
     /// The room as stored, or nil when it has never been recorded.
     func loadRoom(named name: String) throws(StoreError) -> StoredRoom?
-    /// Records every commit atomically, in one transaction where the store has them.
-    func commit(_ commits: [RoomCommit]) throws(StoreError)
+    /// Records the commits. A store only this server writes records all of
+    /// them atomically (one transaction). A shared store checks each room's
+    /// `baseSeq` and refuses rooms that moved on, returning them as conflicts;
+    /// the other rooms are recorded.
+    func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict]
     /// Flushes and closes; no calls follow.
     func close()
 }
@@ -94,12 +109,14 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         rooms[name]
     }
 
-    public func commit(_ commits: [RoomCommit]) throws(StoreError) {
+    @discardableResult
+    public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         for commit in commits {
             // History lives in the server's ring; the memory store keeps state only.
             rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
                                             scene: commit.scene, history: [])
         }
+        return []
     }
 
     public func close() {}

@@ -57,8 +57,8 @@ extension HappyServer {
             }
             let body = ServerMessageEncoder.roomState(
                 room: name, epoch: room.epoch, seq: room.committed.seq, state: room.committed.scene,
-                presence: Array(runtime.participants.prefix(self.config.limits.presenceBroadcastMax)),
-                presenceCount: runtime.members.count)
+                presence: runtime.presenceList(limit: self.config.limits.presenceBroadcastMax),
+                presenceCount: runtime.presenceCount)
             self.respond(exchange, status: 200, json: body)
         }
     }

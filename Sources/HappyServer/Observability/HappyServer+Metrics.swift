@@ -50,6 +50,8 @@ extension HappyServer {
                metrics.httpRequests.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", "\($0.value)") })
         single("happy_store_healthy", "gauge", "1 when the last store write succeeded.", storeHealthy ? 1 : 0)
         single("happy_store_failures_total", "counter", "Failed store writes.", metrics.storeFailures)
+        single("happy_store_conflicts_total", "counter", "Commits refused because another node recorded first.",
+               metrics.commitConflicts)
         histogram("happy_store_commit_seconds", "Time to record one group commit.", metrics.commitLatency)
         single("happy_renders_total", "counter", "Frames rendered.", metrics.renders)
         single("happy_render_cache_hits_total", "counter", "Frame requests served from the cache.", metrics.renderCacheHits)

@@ -23,6 +23,7 @@ final class Metrics {
     var renders = 0
     var renderCacheHits = 0
     var storeFailures = 0
+    var commitConflicts = 0
 
     func countIntent(action: String, result: String) {
         intents["\(action)|\(result)", default: 0] += 1

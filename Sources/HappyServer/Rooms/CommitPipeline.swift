@@ -10,8 +10,8 @@ enum ReplyTarget {
 struct PendingIntent {
     let runtime: RoomRuntime
     let reply: ReplyTarget
-    let intentID: String?
-    let action: String
+    let intent: Intent
+    let sender: Participant
     let applied: AppliedIntent
     /// The event, encoded once, when the intent changed something.
     let frame: OutboundFrame?
@@ -68,6 +68,13 @@ struct CommitPipeline {
     mutating func takeOpen() -> [PendingIntent] {
         defer { open.removeAll() }
         return open
+    }
+
+    /// Takes the open intents of one room, leaving the others in order.
+    mutating func takeOpen(of runtime: RoomRuntime) -> [PendingIntent] {
+        let taken = open.filter { $0.runtime === runtime }
+        open.removeAll { $0.runtime === runtime }
+        return taken
     }
 
     /// One commit per room: its events in seq order and its final state.

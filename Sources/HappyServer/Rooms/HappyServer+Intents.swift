@@ -4,30 +4,36 @@ import HappyCore
 /// in groups, and only then broadcast and acknowledged.
 extension HappyServer {
     func submitIntent(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) {
-        guard let room = runtime.room else {
+        guard runtime.room != nil else {
             answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
             return
         }
-        let applied = room.apply(intent.action, sender: sender, time: Clock.wallMilliseconds(), reducer: reducer)
+        runtime.pendingIntents += 1
+        if case .connection(let connection) = reply { connection.pendingIntents += 1 }
+        pipeline.append(apply(intent, in: runtime, sender: sender, reply: reply))
+        if storeWorker.isSynchronous { flushCommits() }
+    }
+
+    /// Runs the reducer on the room's working state and encodes the event once.
+    private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) -> PendingIntent {
+        let applied = runtime.room!.apply(intent.action, sender: sender, time: Clock.wallMilliseconds(), reducer: reducer)
         let frame = applied.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
-        runtime.pendingIntents += 1
-        if case .connection(let connection) = reply { connection.pendingIntents += 1 }
-        pipeline.append(PendingIntent(runtime: runtime, reply: reply, intentID: intent.id,
-                                      action: intent.action.wireName, applied: applied, frame: frame))
-        if storeWorker.isSynchronous { flushCommits() }
+        return PendingIntent(runtime: runtime, reply: reply, intent: intent, sender: sender, applied: applied, frame: frame)
     }
 
     /// Starts the next group commit if none is running (called after every loop turn).
     func flushCommits() {
         while let batch = pipeline.startBatch(withHistory: storeWorker.store.keepsHistory) {
             if batch.commits.isEmpty {
-                finishCommit(batch: batch.id, result: .success(()), seconds: 0)
+                finishCommit(batch: batch.id, result: .success([]), seconds: 0)
             } else if storeWorker.isSynchronous {
                 let started = Clock.monotonicSeconds()
-                let result: Result<Void, StoreError>
-                do throws(StoreError) { try storeWorker.store.commit(batch.commits); result = .success(()) } catch { result = .failure(error) }
+                let result: Result<[CommitConflict], StoreError>
+                do throws(StoreError) { result = .success(try storeWorker.store.commit(batch.commits)) } catch {
+                    result = .failure(error)
+                }
                 finishCommit(batch: batch.id, result: result, seconds: Clock.monotonicSeconds() - started)
             } else {
                 storeWorker.commit(batch: batch.id, batch.commits)
@@ -36,44 +42,63 @@ extension HappyServer {
         }
     }
 
-    func commitFinished(batch: UInt64, result: Result<Void, StoreError>, seconds: Double) {
+    func commitFinished(batch: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
         finishCommit(batch: batch, result: result, seconds: seconds)
         flushCommits()
     }
 
-    private func finishCommit(batch id: UInt64, result: Result<Void, StoreError>, seconds: Double) {
+    private func finishCommit(batch id: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
         guard let batch = pipeline.finishBatch(id: id) else { return }
         if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
         switch result {
-        case .success:
+        case .success(let conflicts):
             if !storeHealthy {
                 storeHealthy = true
                 lastStoreFailureLog = 0
                 logger.info("store recovered", ["store": storeWorker.store.kind])
             }
-            for intent in batch.intents { deliver(intent) }
+            let conflicted = Set(conflicts.map(\.room))
+            for intent in batch.intents where !conflicted.contains(intent.runtime.name) { deliver(intent) }
+            for conflict in conflicts { retry(conflict, batch: batch) }
         case .failure(let error):
-            storeHealthy = false
-            storeProblem = error.message
-            metrics.storeFailures += 1
-            // Later intents were applied on top of the failed ones: they fail too.
-            let failed = batch.intents + pipeline.takeOpen()
-            let now = Clock.monotonicSeconds()
-            if now - lastStoreFailureLog > 10 {
-                lastStoreFailureLog = now
-                logger.error("store write failed; intents refused until it recovers",
-                             ["store": storeWorker.store.kind, "error": error.message,
-                              "failures": "\(metrics.storeFailures)"])
-            }
-            for intent in failed { intent.runtime.room?.rollback() }
-            for intent in failed {
-                intent.runtime.pendingIntents -= 1
-                if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
-                metrics.countError(.unavailable)
-                answer(intent.reply, error: WireError(
-                    .unavailable, "the change could not be recorded (\(error.message)); nothing was applied",
-                    id: intent.intentID))
-            }
+            storeFailed(error, batch: batch)
+        }
+    }
+
+    /// Another node recorded first: catch up with what the store holds, then
+    /// apply this room's intents again on top (same order, new seqs). Nobody
+    /// saw the refused events, so replaying them is invisible to clients.
+    private func retry(_ conflict: CommitConflict, batch: CommitPipeline.Batch) {
+        guard let runtime = rooms[conflict.room] else { return }
+        metrics.commitConflicts += 1
+        let refused = batch.intents.filter { $0.runtime === runtime } + pipeline.takeOpen(of: runtime)
+        advance(runtime, to: conflict.current)
+        for intent in refused {
+            pipeline.append(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply))
+        }
+    }
+
+    private func storeFailed(_ error: StoreError, batch: CommitPipeline.Batch) {
+        storeHealthy = false
+        storeProblem = error.message
+        metrics.storeFailures += 1
+        // Later intents were applied on top of the failed ones: they fail too.
+        let failed = batch.intents + pipeline.takeOpen()
+        let now = Clock.monotonicSeconds()
+        if now - lastStoreFailureLog > 10 {
+            lastStoreFailureLog = now
+            logger.error("store write failed; intents refused until it recovers",
+                         ["store": storeWorker.store.kind, "error": error.message,
+                          "failures": "\(metrics.storeFailures)"])
+        }
+        for intent in failed { intent.runtime.room?.rollback() }
+        for intent in failed {
+            intent.runtime.pendingIntents -= 1
+            if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
+            metrics.countError(.unavailable)
+            answer(intent.reply, error: WireError(
+                .unavailable, "the change could not be recorded (\(error.message)); nothing was applied",
+                id: intent.intent.id))
         }
     }
 
@@ -86,8 +111,8 @@ extension HappyServer {
             metrics.events += 1
             for member in runtime.members { queue(frame, to: member, droppable: true) }
         }
-        metrics.countIntent(action: intent.action, result: intent.applied.outcome.result.rawValue)
-        let ack = ServerMessageEncoder.ack(id: intent.intentID, seq: intent.applied.ackSeq,
+        metrics.countIntent(action: intent.intent.action.wireName, result: intent.applied.outcome.result.rawValue)
+        let ack = ServerMessageEncoder.ack(id: intent.intent.id, seq: intent.applied.ackSeq,
                                            result: intent.applied.outcome.result, headroom: OutboundFrame.headroom)
         switch intent.reply {
         case .connection(let connection):

@@ -82,15 +82,16 @@ extension HappyServer {
         let welcome = Welcome(
             room: runtime.name, you: connection.participant, role: connection.role, epoch: room.epoch,
             seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
-            presence: Array(runtime.participants.prefix(config.limits.presenceBroadcastMax)),
-            presenceCount: runtime.members.count, serverTime: Clock.wallMilliseconds(),
+            presence: runtime.presenceList(limit: config.limits.presenceBroadcastMax),
+            presenceCount: runtime.presenceCount, serverTime: Clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         queue(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
               to: connection, droppable: false)
         if case .recovered(let replay) = decision {
             for frame in replay { queue(frame, to: connection, droppable: true) }
         }
-        if runtime.members.count <= config.limits.presenceBroadcastMax {
+        clusterBus?.announce(joined: connection.participant, in: runtime.name)
+        if runtime.presenceCount <= config.limits.presenceBroadcastMax {
             let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(joined: connection.participant,
                                                                               headroom: OutboundFrame.headroom))
             for member in runtime.members where member !== connection {
@@ -115,8 +116,9 @@ extension HappyServer {
         guard let runtime = connection.room else { return }
         connection.room = nil
         guard connection.joined else { return }
-        let countBefore = runtime.members.count
+        let countBefore = runtime.presenceCount
         changeOccupancy(of: runtime) { runtime.remove(connection) }
+        clusterBus?.announce(left: connection.participant, in: runtime.name)
         if countBefore <= config.limits.presenceBroadcastMax {
             let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(left: connection.participant,
                                                                               headroom: OutboundFrame.headroom))
@@ -148,6 +150,12 @@ extension HappyServer {
         }
         let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds())
         rooms[name] = runtime
+        if let clusterBus {
+            // Hear of the room's changes and presence from the other nodes
+            // for as long as it is in memory; welcome nobody before that.
+            runtime.awaitingRemotePresence = true
+            clusterBus.watch(room: name)
+        }
         startLoading(runtime)
         return runtime
     }
@@ -173,7 +181,7 @@ extension HappyServer {
             for event in stored.history {
                 room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
             }
-            runtime.finishLoading(room, error: nil)
+            runtime.loaded(room)
         case .success(nil):
             let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
                                            snapshot: RoomSnapshot(seq: 0, scene: rules.defaults),
@@ -181,7 +189,7 @@ extension HappyServer {
             pipeline.appendCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
                                                scene: rules.defaults, events: []))
             logger.debug("room created", ["room": name, "epoch": room.epoch])
-            runtime.finishLoading(room, error: nil)
+            runtime.loaded(room)
         case .failure(let error):
             logger.error("room could not be loaded", ["room": name, "error": error.message])
             runtime.finishLoading(nil, error: error)
@@ -193,6 +201,7 @@ extension HappyServer {
         for (name, runtime) in rooms where !runtime.isOccupied && !runtime.isLoading
             && runtime.pendingIntents == 0 && now - runtime.idleSince > Self.roomIdleSeconds {
             rooms.removeValue(forKey: name)
+            clusterBus?.unwatch(room: name)
         }
     }
 }

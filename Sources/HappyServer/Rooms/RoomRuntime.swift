@@ -22,7 +22,36 @@ final class RoomRuntime {
 
     var isLoading: Bool { room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || reservedSeats > 0 }
-    var participants: [Participant] { members.map(\.participant) }
+    /// Clients of this room on other nodes (cluster mode), by id.
+    var remoteMembers: [String: Participant] = [:]
+    /// A cluster node waits for the room's remote presence before welcoming.
+    var awaitingRemotePresence = false
+    private var loadedButWaiting: Room<OutboundFrame>?
+
+    /// Everyone in the room, on every node.
+    var presenceCount: Int { members.count + remoteMembers.count }
+
+    /// The presence list a client gets: local clients first, at most `limit`.
+    func presenceList(limit: Int) -> [Participant] {
+        var list = members.prefix(limit).map(\.participant)
+        if list.count < limit {
+            list += remoteMembers.values.sorted { $0.id < $1.id }.prefix(limit - list.count)
+        }
+        return list
+    }
+
+    /// Finishes loading once the room is read and, in a cluster, its remote presence known.
+    func loaded(_ room: Room<OutboundFrame>) {
+        if awaitingRemotePresence { loadedButWaiting = room } else { finishLoading(room, error: nil) }
+    }
+
+    func remotePresenceArrived() {
+        awaitingRemotePresence = false
+        if let room = loadedButWaiting {
+            loadedButWaiting = nil
+            finishLoading(room, error: nil)
+        }
+    }
 
     /// Runs `body` once the room is loaded (now, if it already is).
     func whenReady(_ body: @escaping (RoomRuntime) -> Void) {

@@ -25,12 +25,22 @@ final class StoreWorker: Sendable {
         }
     }
 
+    /// Reads a room again (a shared store may have moved on).
+    func refresh(_ name: String) {
+        let store = self.store, inbox = self.inbox
+        queue.async {
+            let result: Result<StoredRoom?, StoreError>
+            do throws(StoreError) { result = .success(try store.loadRoom(named: name)) } catch { result = .failure(error) }
+            inbox.post(.roomRefreshed(room: name, result: result))
+        }
+    }
+
     func commit(batch: UInt64, _ commits: [RoomCommit]) {
         let store = self.store, inbox = self.inbox
         queue.async {
             let started = Clock.monotonicSeconds()
-            let result: Result<Void, StoreError>
-            do throws(StoreError) { try store.commit(commits); result = .success(()) } catch { result = .failure(error) }
+            let result: Result<[CommitConflict], StoreError>
+            do throws(StoreError) { result = .success(try store.commit(commits)) } catch { result = .failure(error) }
             inbox.post(.commitFinished(batch: batch, result: result, seconds: Clock.monotonicSeconds() - started))
         }
     }

@@ -62,14 +62,15 @@ final class Connection {
     var pingSentAt: Double?
     var pingDue = false
 
-    init(wsi: OpaquePointer, kind: Kind, serial: UInt64, peerAddress: String, usesExtensions: Bool,
+    /// `idSuffix` keeps ids unique across the nodes of a cluster.
+    init(wsi: OpaquePointer, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String, usesExtensions: Bool,
          limits: HappyConfig.LimitsSection, now: Double) {
         self.wsi = wsi
         self.kind = kind
         self.serial = serial
         self.peerAddress = peerAddress
         self.usesExtensions = usesExtensions
-        participant = Participant(id: "c\(serial)", name: "guest-c\(serial)")
+        participant = Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)")
         // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
         outbox = Outbox(limit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)

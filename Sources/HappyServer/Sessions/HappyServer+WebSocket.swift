@@ -43,7 +43,8 @@ extension HappyServer {
         let kind: Connection.Kind = path == "/echo" ? .echo : .happy
         let offeredExtensions = LWSHeaders.value(wsi, WSI_TOKEN_EXTENSIONS) ?? ""
         let connection = Connection(
-            wsi: wsi, kind: kind, serial: nextSerial, peerAddress: LWSHeaders.peerAddress(wsi),
+            wsi: wsi, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
+            peerAddress: LWSHeaders.peerAddress(wsi),
             usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
             limits: config.limits, now: Clock.monotonicSeconds())
         lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as AnyObject).toOpaque())
@@ -271,10 +272,10 @@ extension HappyServer {
             return frame
         case .resync?:
             guard let runtime = connection.room, let room = runtime.room else { return nil }
-            let presence = Array(runtime.participants.prefix(config.limits.presenceBroadcastMax))
+            let presence = runtime.presenceList(limit: config.limits.presenceBroadcastMax)
             return OutboundFrame(encoded: ServerMessageEncoder.resync(
                 seq: room.committed.seq, state: room.committed.scene, presence: presence,
-                presenceCount: runtime.members.count, headroom: OutboundFrame.headroom))
+                presenceCount: runtime.presenceCount, headroom: OutboundFrame.headroom))
         case nil:
             return nil
         }

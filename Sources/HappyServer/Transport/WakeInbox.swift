@@ -11,7 +11,8 @@ struct ContextHandle: @unchecked Sendable {
 /// Work other threads hand back to the service thread.
 enum InboxMessage: Sendable {
     case roomLoaded(room: String, result: Result<StoredRoom?, StoreError>)
-    case commitFinished(batch: UInt64, result: Result<Void, StoreError>, seconds: Double)
+    case roomRefreshed(room: String, result: Result<StoredRoom?, StoreError>)
+    case commitFinished(batch: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double)
     case shutdownRequested(signal: Int32)
     case task(ServiceThreadTask)
 }

@@ -1,0 +1,78 @@
+/// Events another node recorded in a shared store, as published to the others.
+public struct RemoteEvents: Equatable, Sendable {
+    public var origin: String
+    public var room: String
+    public var epoch: String
+    /// The room's seq and scene after the last of `events`.
+    public var seq: UInt64
+    public var scene: Scene
+    public var events: [StoredEvent]
+
+    public init(origin: String, room: String, epoch: String, seq: UInt64, scene: Scene, events: [StoredEvent]) {
+        self.origin = origin
+        self.room = room
+        self.epoch = epoch
+        self.seq = seq
+        self.scene = scene
+        self.events = events
+    }
+}
+
+/// Presence news from the cluster.
+public enum RemotePresence: Equatable, Sendable {
+    /// Everyone in the room on other nodes, right after watching it.
+    case members(room: String, [Participant])
+    case joined(room: String, Participant)
+    case left(room: String, Participant)
+}
+
+/// How nodes sharing rooms hear of each other: events and presence of the
+/// rooms they watch (the rooms they have clients in). Calls may come from any
+/// thread; handlers run on the bus's own thread.
+public protocol ClusterBus: AnyObject, Sendable {
+    /// This node's identity, unique in the cluster.
+    var nodeID: String { get }
+
+    func start(events: @escaping @Sendable (RemoteEvents) -> Void,
+               presence: @escaping @Sendable (RemotePresence) -> Void,
+               reconnected: @escaping @Sendable () -> Void)
+    func watch(room: String)
+    func unwatch(room: String)
+    func announce(joined participant: Participant, in room: String)
+    func announce(left participant: Participant, in room: String)
+    func stop()
+}
+
+/// The text form of published events: one line each for origin, room, epoch,
+/// seq and scene, then one event JSON per line (JSON never holds a raw newline).
+public enum RemoteEventsCodec {
+    public static func encode(_ events: RemoteEvents) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for line in [events.origin, events.room, events.epoch, String(events.seq)] {
+            bytes += Array(line.utf8)
+            bytes.append(0x0A)
+        }
+        bytes += ServerMessageEncoder.sceneJSON(events.scene)
+        for event in events.events {
+            bytes.append(0x0A)
+            bytes += event.json
+        }
+        return bytes
+    }
+
+    public static func decode(_ bytes: [UInt8]) -> RemoteEvents? {
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        guard lines.count >= 5, let seq = UInt64(String(decoding: lines[3], as: UTF8.self)),
+              let sceneJSON = try? JSONParser.parse(Array(lines[4])), let scene = Scene(json: sceneJSON) else {
+            return nil
+        }
+        var events: [StoredEvent] = []
+        guard UInt64(lines.count - 5) <= seq else { return nil }
+        let first = seq + 1 - UInt64(lines.count - 5)
+        for (index, line) in lines.dropFirst(5).enumerated() {
+            events.append(StoredEvent(seq: first + UInt64(index), json: Array(line)))
+        }
+        return RemoteEvents(origin: String(decoding: lines[0], as: UTF8.self), room: String(decoding: lines[1], as: UTF8.self),
+                            epoch: String(decoding: lines[2], as: UTF8.self), seq: seq, scene: scene, events: events)
+    }
+}

@@ -1,0 +1,273 @@
+import CHiredis
+import Foundation
+import HappyCore
+import Synchronization
+
+/// The cluster bus on Redis: one subscriber connection on its own thread
+/// (SUBSCRIBE per watched room), and a command connection for presence.
+///
+/// Presence lives in one sorted set per room, `happy:members:<room>`, whose
+/// members are `<id>\t<name>` and whose scores are expiry times: every node
+/// renews its own clients every `heartbeat` seconds, and sweeps out entries
+/// past their expiry (publishing their `left`), so the clients of a node that
+/// died leave within `presenceTTL` + `heartbeat` seconds.
+public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
+    public let nodeID: String
+    public let url: RedisURL
+    public static let heartbeat = 3.0
+    public static let presenceTTL = 9.0
+
+    private enum Command {
+        case watch(String), unwatch(String)
+        case joined(String, Participant), left(String, Participant)
+    }
+
+    private let commands = Mutex<[Command]>([])
+    private let wake: (read: Int32, write: Int32)
+    private var thread: Thread?
+    private let running = Atomic<Bool>(false)
+    private var handlers: (events: @Sendable (RemoteEvents) -> Void, presence: @Sendable (RemotePresence) -> Void,
+                           reconnected: @Sendable () -> Void)?
+
+    // Subscriber-thread state.
+    private var watched: Set<String> = []
+    private var localMembers: [String: [String: Participant]] = [:]
+    private var subscriber: RedisConnection?
+    private var commandConnection: RedisConnection?
+    private var lastHeartbeat = 0.0
+    private var wasDisconnected = false
+
+    public init(url: RedisURL, nodeID: String) {
+        self.url = url
+        self.nodeID = nodeID
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+        wake = (fds[0], fds[1])
+    }
+
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
+
+    static func changesChannel(_ room: String) -> String { RedisRoomStore.channel(room) }
+    static func presenceChannel(_ room: String) -> String { "happy:presence:\(room)" }
+    static func membersKey(_ room: String) -> String { "happy:members:\(room)" }
+
+    public func start(events: @escaping @Sendable (RemoteEvents) -> Void,
+                      presence: @escaping @Sendable (RemotePresence) -> Void,
+                      reconnected: @escaping @Sendable () -> Void) {
+        handlers = (events, presence, reconnected)
+        running.store(true, ordering: .sequentiallyConsistent)
+        let thread = Thread { [self] in serve() }
+        thread.name = "happy-cluster"
+        self.thread = thread
+        thread.start()
+    }
+
+    public func stop() {
+        running.store(false, ordering: .sequentiallyConsistent)
+        signal()
+        while let thread, !thread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    public func watch(room: String) { post(.watch(room)) }
+    public func unwatch(room: String) { post(.unwatch(room)) }
+    public func announce(joined participant: Participant, in room: String) { post(.joined(room, participant)) }
+    public func announce(left participant: Participant, in room: String) { post(.left(room, participant)) }
+
+    private func post(_ command: Command) {
+        commands.withLock { $0.append(command) }
+        signal()
+    }
+
+    private func signal() {
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    // MARK: subscriber thread
+
+    private func serve() {
+        while running.load(ordering: .sequentiallyConsistent) {
+            if subscriber == nil || commandConnection == nil {
+                guard connect() else {
+                    drainWake()
+                    applyCommandsWhileDisconnected()
+                    Thread.sleep(forTimeInterval: 0.5)
+                    continue
+                }
+            }
+            let ready = happy_redis_wait(subscriber!.fileDescriptor, wake.read, 500)
+            if ready & 2 != 0 { drainWake() }
+            applyCommands()
+            if ready & 1 != 0 { readMessages() }
+            if Clock.monotonicSeconds() - lastHeartbeat >= Self.heartbeat { heartbeat() }
+        }
+        applyCommands()  // last leaves of a clean shutdown
+        subscriber?.close()
+        commandConnection?.close()
+    }
+
+    private func connect() -> Bool {
+        do {
+            let subscriber = try RedisConnection(url: url)
+            let commandConnection = try RedisConnection(url: url)
+            self.subscriber = subscriber
+            self.commandConnection = commandConnection
+            for room in watched {
+                _ = subscriber.append(["SUBSCRIBE", Self.changesChannel(room), Self.presenceChannel(room)])
+            }
+            _ = subscriber.flush()
+            // Members may have come and gone while we were away.
+            for room in watched { renewAndSnapshot(room) }
+            if wasDisconnected {
+                wasDisconnected = false
+                handlers?.reconnected()
+            }
+            return true
+        } catch {
+            wasDisconnected = true
+            subscriber = nil
+            commandConnection = nil
+            return false
+        }
+    }
+
+    private func disconnected() {
+        subscriber?.close()
+        subscriber = nil
+        commandConnection?.close()
+        commandConnection = nil
+        wasDisconnected = true
+    }
+
+    private func drainWake() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wake.read, &buffer, buffer.count) > 0 {}
+    }
+
+    private func takeCommands() -> [Command] {
+        commands.withLock { list in
+            let taken = list
+            list.removeAll()
+            return taken
+        }
+    }
+
+    /// Keeps the bookkeeping right while Redis is away; it is replayed on reconnect.
+    private func applyCommandsWhileDisconnected() {
+        for command in takeCommands() { record(command) }
+    }
+
+    private func record(_ command: Command) {
+        switch command {
+        case .watch(let room): watched.insert(room)
+        case .unwatch(let room): watched.remove(room); localMembers[room] = nil
+        case .joined(let room, let p): localMembers[room, default: [:]][p.id] = p
+        case .left(let room, let p): localMembers[room]?[p.id] = nil
+        }
+    }
+
+    private func applyCommands() {
+        for command in takeCommands() {
+            record(command)
+            guard let subscriber, let commandConnection else { continue }
+            do {
+                switch command {
+                case .watch(let room):
+                    _ = subscriber.append(["SUBSCRIBE", Self.changesChannel(room), Self.presenceChannel(room)])
+                    guard subscriber.flush() else { return disconnected() }
+                    renewAndSnapshot(room)
+                case .unwatch(let room):
+                    _ = subscriber.append(["UNSUBSCRIBE", Self.changesChannel(room), Self.presenceChannel(room)])
+                    guard subscriber.flush() else { return disconnected() }
+                case .joined(let room, let p):
+                    try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])
+                    try commandConnection.command(["PUBLISH", Self.presenceChannel(room), "joined\t\(nodeID)\t\(member(p))"])
+                case .left(let room, let p):
+                    try commandConnection.command(["ZREM", Self.membersKey(room), member(p)])
+                    try commandConnection.command(["PUBLISH", Self.presenceChannel(room), "left\t\(nodeID)\t\(member(p))"])
+                }
+            } catch {
+                return disconnected()
+            }
+        }
+    }
+
+    private func member(_ participant: Participant) -> String { "\(participant.id)\t\(participant.name)" }
+
+    private func participant(_ member: String) -> Participant? {
+        let parts = member.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        return Participant(id: String(parts[0]), name: String(parts[1]))
+    }
+
+    private func expiry() -> String {
+        String(Clock.wallMilliseconds() + Int64(Self.presenceTTL * 1000))
+    }
+
+    /// Renews this node's clients of `room` and reports everyone else there.
+    private func renewAndSnapshot(_ room: String) {
+        guard let commandConnection else { return }
+        do {
+            for p in (localMembers[room] ?? [:]).values {
+                try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])
+            }
+            let now = String(Clock.wallMilliseconds())
+            let others = try commandConnection.command(["ZRANGEBYSCORE", Self.membersKey(room), now, "+inf"]).elements
+                .compactMap { $0.text.flatMap(participant) }
+                .filter { localMembers[room]?[$0.id] == nil }
+            handlers?.presence(.members(room: room, others))
+        } catch {
+            disconnected()
+        }
+    }
+
+    /// Renews this node's clients everywhere and sweeps out the expired.
+    private func heartbeat() {
+        lastHeartbeat = Clock.monotonicSeconds()
+        guard let commandConnection else { return }
+        do {
+            let now = String(Clock.wallMilliseconds())
+            for room in watched {
+                for p in (localMembers[room] ?? [:]).values {
+                    try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])
+                }
+                let expired = try commandConnection.command(["ZRANGEBYSCORE", Self.membersKey(room), "-inf", "(" + now]).elements
+                for entry in expired {
+                    guard let text = entry.text else { continue }
+                    // Whoever removes it announces it, once.
+                    if try commandConnection.command(["ZREM", Self.membersKey(room), text]).integer == 1 {
+                        try commandConnection.command(["PUBLISH", Self.presenceChannel(room), "left\texpired\t\(text)"])
+                    }
+                }
+            }
+        } catch {
+            disconnected()
+        }
+    }
+
+    private func readMessages() {
+        guard let subscriber, let replies = subscriber.readAvailable() else { return disconnected() }
+        for reply in replies {
+            let parts = reply.elements
+            guard parts.count == 3, parts[0].text == "message", let channel = parts[1].text,
+                  case .bulk(let payload) = parts[2] else { continue }
+            if channel.hasPrefix("happy:changes:") {
+                guard let events = RemoteEventsCodec.decode(payload), events.origin != nodeID else { continue }
+                handlers?.events(events)
+            } else if channel.hasPrefix("happy:presence:") {
+                let room = String(channel.dropFirst("happy:presence:".count))
+                let fields = String(decoding: payload, as: UTF8.self).split(separator: "\t", maxSplits: 2,
+                                                                            omittingEmptySubsequences: false)
+                guard fields.count == 3, fields[1] != Substring(nodeID),
+                      let who = participant(String(fields[2])) else { continue }
+                if localMembers[room]?[who.id] != nil { continue }
+                handlers?.presence(fields[0] == "joined" ? .joined(room: room, who) : .left(room: room, who))
+            }
+        }
+    }
+}

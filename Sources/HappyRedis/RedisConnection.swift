@@ -1,0 +1,189 @@
+import CHiredis
+import Foundation
+import HappyCore
+
+/// A Redis reply.
+public enum RedisValue: Equatable, Sendable {
+    case status(String)
+    case error(String)
+    case integer(Int64)
+    case bulk([UInt8])
+    case null
+    case array([RedisValue])
+
+    public var text: String? {
+        switch self {
+        case .status(let s): return s
+        case .bulk(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .integer(let i): return String(i)
+        default: return nil
+        }
+    }
+
+    public var integer: Int64? {
+        switch self {
+        case .integer(let i): return i
+        case .bulk: return text.flatMap { Int64($0) }
+        default: return nil
+        }
+    }
+
+    public var elements: [RedisValue] {
+        if case .array(let list) = self { return list }
+        return []
+    }
+}
+
+/// One blocking hiredis connection, used from one thread at a time.
+/// Commands are binary-safe argument lists.
+final class RedisConnection {
+    let url: RedisURL
+    let timeout: Double
+    private(set) var context: UnsafeMutablePointer<redisContext>?
+
+    init(url: RedisURL, timeout: Double = 2) throws(StoreError) {
+        self.url = url
+        self.timeout = timeout
+        try connect()
+    }
+
+    deinit { close() }
+
+    var isConnected: Bool { context != nil }
+    var fileDescriptor: Int32 { context?.pointee.fd ?? -1 }
+
+    func connect() throws(StoreError) {
+        close()
+        let seconds = Int(timeout)
+        let tv = timeval(tv_sec: seconds, tv_usec: Int((timeout - Double(seconds)) * 1_000_000))
+        guard let context = redisConnectWithTimeout(url.host, Int32(url.port), tv) else {
+            throw StoreError("cannot reach Redis at \(url.host):\(url.port): out of memory")
+        }
+        if context.pointee.err != 0 {
+            let message = Self.errorText(context)
+            redisFree(context)
+            throw StoreError("cannot reach Redis at \(url.host):\(url.port): \(message)")
+        }
+        redisSetTimeout(context, tv)
+        redisEnableKeepAlive(context)
+        self.context = context
+        if let password = url.password, !password.isEmpty {
+            if case .error(let message) = try command(["AUTH", password]) {
+                close()
+                throw StoreError("Redis refused the password of cluster.redis: \(message)")
+            }
+        }
+        if url.database != 0, case .error(let message) = try command(["SELECT", String(url.database)]) {
+            close()
+            throw StoreError("Redis refused database \(url.database): \(message)")
+        }
+    }
+
+    func close() {
+        if let context { redisFree(context) }
+        context = nil
+    }
+
+    /// Sends one command and waits for its reply. A network failure closes
+    /// the connection (the next call reconnects) and throws.
+    @discardableResult
+    func command(_ arguments: [String]) throws(StoreError) -> RedisValue {
+        try command(bytes: arguments.map { Array($0.utf8) })
+    }
+
+    func command(bytes arguments: [[UInt8]]) throws(StoreError) -> RedisValue {
+        if context == nil { try connect() }
+        guard let context else { throw StoreError("not connected to Redis") }
+        let reply = Self.withArgv(arguments) { count, argv, lengths in
+            redisCommandArgv(context, count, argv, lengths)
+        }
+        guard let reply else {
+            let message = Self.errorText(context)
+            close()
+            throw StoreError("Redis at \(url.host):\(url.port): \(message)")
+        }
+        defer { freeReplyObject(reply) }
+        return Self.value(reply.assumingMemoryBound(to: redisReply.self))
+    }
+
+    /// Queues a command without waiting (subscriptions).
+    func append(_ arguments: [String]) -> Bool {
+        guard let context else { return false }
+        let bytes = arguments.map { Array($0.utf8) }
+        return Self.withArgv(bytes) { count, argv, lengths in
+            redisAppendCommandArgv(context, count, argv, lengths)
+        } == REDIS_OK
+    }
+
+    /// Writes queued commands out.
+    func flush() -> Bool {
+        guard let context else { return false }
+        var done: Int32 = 0
+        while done == 0 {
+            if redisBufferWrite(context, &done) != REDIS_OK { return false }
+        }
+        return true
+    }
+
+    /// Reads what the socket has and returns the complete replies in it.
+    func readAvailable() -> [RedisValue]? {
+        guard let context, redisBufferRead(context) == REDIS_OK else { return nil }
+        var replies: [RedisValue] = []
+        while true {
+            var reply: UnsafeMutableRawPointer?
+            guard redisGetReplyFromReader(context, &reply) == REDIS_OK else { return nil }
+            guard let reply else { break }
+            replies.append(Self.value(reply.assumingMemoryBound(to: redisReply.self)))
+            freeReplyObject(reply)
+        }
+        return replies
+    }
+
+    // MARK: C plumbing
+
+    private static func withArgv<R>(_ arguments: [[UInt8]],
+                                    _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>] = []
+        defer { pointers.forEach { $0.deallocate() } }
+        var argv: [UnsafePointer<CChar>?] = []
+        var lengths: [Int] = []
+        for argument in arguments {
+            let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, argument.count))
+            argument.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { UnsafeMutableRawPointer(pointer).copyMemory(from: base, byteCount: argument.count) }
+            }
+            pointers.append(pointer)
+            argv.append(UnsafePointer(pointer))
+            lengths.append(argument.count)
+        }
+        return argv.withUnsafeMutableBufferPointer { argvBuffer in
+            lengths.withUnsafeBufferPointer { lengthBuffer in
+                body(Int32(arguments.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
+            }
+        }
+    }
+
+    private static func value(_ reply: UnsafeMutablePointer<redisReply>) -> RedisValue {
+        let r = reply.pointee
+        switch r.type {
+        case Int32(happy_redis_reply_string):
+            return .bulk(Array(UnsafeRawBufferPointer(start: r.str, count: Int(r.len))))
+        case Int32(happy_redis_reply_status):
+            return .status(String(decoding: UnsafeRawBufferPointer(start: r.str, count: Int(r.len)), as: UTF8.self))
+        case Int32(happy_redis_reply_error):
+            return .error(String(decoding: UnsafeRawBufferPointer(start: r.str, count: Int(r.len)), as: UTF8.self))
+        case Int32(happy_redis_reply_integer):
+            return .integer(r.integer)
+        case Int32(happy_redis_reply_array):
+            return .array((0..<Int(r.elements)).compactMap { index in r.element[index].map { value($0) } })
+        default:
+            return .null
+        }
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+}
