@@ -91,7 +91,19 @@ final class RedisConnection {
         try command(bytes: arguments.map { Array($0.utf8) })
     }
 
+    /// A connection found broken (Redis restarted since the last command) is
+    /// made again and the command sent once more; callers whose command must
+    /// not run twice make it idempotent (the commit script checks a token).
     func command(bytes arguments: [[UInt8]]) throws(StoreError) -> RedisValue {
+        do {
+            return try attempt(arguments)
+        } catch {
+            try connect()
+            return try attempt(arguments)
+        }
+    }
+
+    private func attempt(_ arguments: [[UInt8]]) throws(StoreError) -> RedisValue {
         if context == nil { try connect() }
         guard let context else { throw StoreError("not connected to Redis") }
         let reply = Self.withArgv(arguments) { count, argv, lengths in

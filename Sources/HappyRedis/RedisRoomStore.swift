@@ -13,6 +13,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     public let historySize: Int
     private let connection: RedisConnection
     private var scriptSHA: String?
+    private var commitCounter: UInt64 = 0
 
     static let commitScript = """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
@@ -24,14 +25,14 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
           if base ~= 0 then return 0 end
           redis.call('DEL', KEYS[2])
         end
-        redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', ARGV[3], 'scene', ARGV[4])
+        redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', ARGV[3], 'scene', ARGV[4], 'commit', ARGV[8])
         local keep = tonumber(ARGV[5])
-        for i = 8, #ARGV do
+        for i = 9, #ARGV do
           if keep > 0 then
-            redis.call('XADD', KEYS[2], 'MAXLEN', '=', keep, (base + i - 7) .. '-1', 'e', ARGV[i])
+            redis.call('XADD', KEYS[2], 'MAXLEN', '=', keep, (base + i - 8) .. '-1', 'e', ARGV[i])
           end
         end
-        if #ARGV >= 8 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+        if #ARGV >= 9 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
         return 1
         """
 
@@ -84,15 +85,22 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         var conflicts: [CommitConflict] = []
         for commit in commits {
-            if try !run(commit) {
-                conflicts.append(CommitConflict(room: commit.room, current: try loadRoom(named: commit.room)))
+            commitCounter += 1
+            let token = "\(nodeID):\(commitCounter)"
+            if try !run(commit, token: token) {
+                // A commit whose reply was lost in a broken connection was sent
+                // again and "conflicted" with itself: the token says it landed.
+                let landed = try connection.command(["HGET", Self.roomKey(commit.room), "commit"]).text == token
+                if !landed {
+                    conflicts.append(CommitConflict(room: commit.room, current: try loadRoom(named: commit.room)))
+                }
             }
         }
         return conflicts
     }
 
     /// One room's compare-and-set; false on a conflict.
-    private func run(_ commit: RoomCommit) throws(StoreError) -> Bool {
+    private func run(_ commit: RoomCommit, token: String) throws(StoreError) -> Bool {
         if scriptSHA == nil { try loadScript() }
         let message = RemoteEventsCodec.encode(RemoteEvents(
             origin: nodeID, room: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene,
@@ -102,7 +110,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
             Array(Self.roomKey(commit.room).utf8), Array(Self.eventsKey(commit.room).utf8),
             Array(commit.epoch.utf8), Array(String(commit.baseSeq).utf8), Array(String(commit.seq).utf8),
             ServerMessageEncoder.sceneJSON(commit.scene), Array(String(historySize).utf8),
-            Array(Self.channel(commit.room).utf8), message,
+            Array(Self.channel(commit.room).utf8), message, Array(token.utf8),
         ]
         arguments += commit.events.map(\.json)
         switch try connection.command(bytes: arguments) {
@@ -110,7 +118,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
             return result == 1
         case .error(let message) where message.hasPrefix("NOSCRIPT"):
             scriptSHA = nil
-            return try run(commit)
+            return try run(commit, token: token)
         case let other:
             throw StoreError("Redis refused the commit of room \(commit.room): \(other)")
         }

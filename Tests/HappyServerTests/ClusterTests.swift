@@ -1,0 +1,181 @@
+import Foundation
+import HappyCore
+import XCTest
+
+/// Several happyserver nodes sharing rooms through Redis.
+final class ClusterTests: XCTestCase {
+    private func cluster(_ redis: RedisProcess, nodes: Int = 3, limits: [String: Any] = [:]) throws -> [ServerProcess] {
+        var settings: [String: Any] = ["cluster": ["redis": redis.url]]
+        if !limits.isEmpty { settings["limits"] = limits }
+        return try (0..<nodes).map { _ in try ServerProcess(settings) }
+    }
+
+    private func events(_ client: TestClient, count: Int, timeout: Double = 10) -> [JSONValue] {
+        (0..<count).compactMap { _ in client.next(type: "event", timeout: timeout) }
+    }
+
+    func testClientsOnDifferentNodesSeeEveryEventWithTheSameSeq() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis)
+        let clients = try nodes.enumerated().map { index, node in try TestClient.join(node, room: "shared", name: "n\(index)").0 }
+        let epochs = try nodes.map { try HTTP.get("\($0.httpBase)/api/state?room=shared").json?["epoch"]?.stringValue }
+        XCTAssertEqual(Set(epochs).count, 1, "one epoch for the room on every node: \(epochs)")
+
+        clients[0].intent("dragon.forward", id: "a")
+        clients[1].intent("face.setHappiness", id: "b", ["value": 77])
+        clients[2].intent("heart.setRate", id: "c", ["value": 0.25])
+        let seen = clients.map { events($0, count: 3) }
+        for list in seen {
+            XCTAssertEqual(list.map { $0["seq"]?.doubleValue }, [1, 2, 3])
+        }
+        XCTAssertEqual(seen[0], seen[1], "node 0 and node 1 disagree")
+        XCTAssertEqual(seen[1], seen[2], "node 1 and node 2 disagree")
+        let state = try HTTP.get("\(nodes[2].httpBase)/api/state?room=shared").json
+        XCTAssertEqual(state?["seq"]?.doubleValue, 3)
+        XCTAssertEqual(state?["state"], seen[0].last?["state"])
+        XCTAssertEqual(state?["presenceCount"]?.doubleValue, 3, "presence counts every node's clients")
+    }
+
+    func testConcurrentIntentsOnAllNodesConvergeWithoutGapsOrDuplicates() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis, limits: ["intentsPerSecond": 10_000, "intentBurst": 10_000])
+        var clients: [TestClient] = []
+        for (index, node) in nodes.enumerated() {
+            for copy in 0..<2 { clients.append(try TestClient.join(node, room: "race", name: "c\(index)\(copy)").0) }
+        }
+        let perClient = 40
+        let actions: [(String, [String: Any])] = [
+            ("dragon.forward", [:]), ("dragon.back", [:]), ("face.nudgeHappiness", ["delta": 7]),
+            ("face.nudgeHappiness", ["delta": -5]), ("heart.setRate", ["value": 0.3]), ("dragon.toggleHidden", [:]),
+            ("face.pinch", ["factor": 1.05]),
+        ]
+        for round in 0..<perClient {
+            for (index, client) in clients.enumerated() {
+                let (action, parameters) = actions[(round * 7 + index * 3) % actions.count]
+                client.intent(action, id: "\(index)-\(round)", parameters)
+            }
+        }
+        // Every intent is answered once; events are the same everywhere, consecutive from 1.
+        var streams: [[JSONValue]] = []
+        for client in clients {
+            var answers = 0
+            var stream: [JSONValue] = []
+            let deadline = Date(timeIntervalSinceNow: 60)
+            while answers < perClient && Date() < deadline {
+                guard let message = client.next(timeout: 10) else { break }
+                switch message["type"]?.stringValue {
+                case "event": stream.append(message)
+                case "ack", "error": answers += 1
+                default: break
+                }
+            }
+            XCTAssertEqual(answers, perClient, "a client was not answered for every intent")
+            streams.append(stream)
+        }
+        let total = try XCTUnwrap(try HTTP.get("\(nodes[0].httpBase)/api/state?room=race").json?["seq"]?.doubleValue)
+        for (index, client) in clients.enumerated() {
+            streams[index] += events(client, count: Int(total) - streams[index].count, timeout: 5)
+            XCTAssertEqual(streams[index].map { $0["seq"]?.doubleValue ?? -1 }, (1...Int(total)).map(Double.init),
+                           "client \(index) saw gaps or duplicates")
+            XCTAssertEqual(streams[index], streams[0], "client \(index) saw other events than client 0")
+        }
+        for node in nodes {
+            let state = try HTTP.get("\(node.httpBase)/api/state?room=race").json
+            XCTAssertEqual(state?["seq"]?.doubleValue, total)
+            XCTAssertEqual(state?["state"], streams[0].last?["state"])
+        }
+        let conflicts = try nodes.map { node -> Double in
+            let text = try HTTP.get("\(node.httpBase)/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix("happy_store_conflicts_total ") }
+            return line.flatMap { Double($0.split(separator: " ").last!) } ?? 0
+        }
+        print("cluster convergence: \(Int(total)) events, commit conflicts per node \(conflicts)")
+    }
+
+    func testKilledNodesClientResumesOnAnotherNode() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis)
+        let (mover, welcome) = try TestClient.join(nodes[0], room: "move", name: "mover")
+        let epoch = try XCTUnwrap(welcome["epoch"]?.stringValue)
+        mover.intent("dragon.forward", id: "m")
+        let seen = UInt64(try XCTUnwrap(mover.next(type: "ack")?["seq"]?.doubleValue))
+
+        nodes[0].kill()
+        XCTAssertNotNil(mover.waitForClose(timeout: 5))
+        let (writer, _) = try TestClient.join(nodes[1], room: "move", name: "writer")
+        var missed: [JSONValue] = []
+        for value in [11, 22, 33] {
+            writer.intent("face.setHappiness", id: "w\(value)", ["value": value])
+            missed.append(try XCTUnwrap(writer.next(type: "event")))
+        }
+        let (back, resumed) = try TestClient.join(nodes[2], room: "move", name: "mover", since: seen, epoch: epoch)
+        XCTAssertEqual(resumed["recovered"]?.boolValue, true)
+        XCTAssertEqual(resumed["seq"]?.doubleValue, Double(seen + 3))
+        XCTAssertEqual(events(back, count: 3), missed, "the resumed client gets exactly what it missed")
+    }
+
+    func testPresenceOfAKilledNodesClientsDisappears() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis, nodes: 2)
+        let (observer, _) = try TestClient.join(nodes[0], room: "p", name: "observer")
+        _ = try TestClient.join(nodes[1], room: "p", name: "doomed")
+        let joined = try XCTUnwrap(observer.next(type: "presence"))
+        XCTAssertEqual(joined["joined"]?["name"]?.stringValue, "doomed")
+        let started = Date()
+        nodes[1].kill()
+        let left = try XCTUnwrap(observer.next(type: "presence", timeout: 20), "no left for a dead node's client")
+        XCTAssertEqual(left["left"]?["name"]?.stringValue, "doomed")
+        let seconds = Date().timeIntervalSince(started)
+        XCTAssertLessThan(seconds, 15, "presence TTL plus one heartbeat")
+        print("cluster presence: a dead node's client left after \(String(format: "%.1f", seconds)) s")
+        XCTAssertEqual(try HTTP.get("\(nodes[0].httpBase)/api/state?room=p").json?["presenceCount"]?.doubleValue, 1)
+    }
+
+    func testRedisRestartMidTrafficRecoversAndKeepsAcknowledgedIntents() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis, nodes: 2, limits: ["intentsPerSecond": 10_000, "intentBurst": 10_000])
+        let (writer, welcome) = try TestClient.join(nodes[0], room: "outage", name: "writer")
+        let epoch = try XCTUnwrap(welcome["epoch"]?.stringValue)
+        var acked: [UInt64: JSONValue] = [:]
+        var events: [UInt64: JSONValue] = [:]
+        var unavailable = 0
+        var sent = 0
+        let phases: [(seconds: Double, action: () throws -> Void)] = [
+            (1.0, { redis.kill() }), (1.0, { try redis.start() }), (3.0, {}),
+        ]
+        for phase in phases {
+            let until = Date(timeIntervalSinceNow: phase.seconds)
+            while Date() < until {
+                writer.intent("face.nudgeHappiness", id: "\(sent)", ["delta": sent % 2 == 0 ? 3 : -2])
+                sent += 1
+                while let message = writer.next(timeout: 0.02) {
+                    let seq = UInt64(message["seq"]?.doubleValue ?? 0)
+                    switch message["type"]?.stringValue {
+                    case "event": events[seq] = message
+                    case "ack": acked[seq] = events[seq]
+                    case "error": if message["code"]?.stringValue == "unavailable" { unavailable += 1 }
+                    default: break
+                    }
+                }
+            }
+            try phase.action()
+        }
+        XCTAssertGreaterThan(unavailable, 0, "intents during the outage must be refused with unavailable")
+        let recoveredAcks = acked.keys.filter { $0 > 0 }.count
+        XCTAssertGreaterThan(recoveredAcks, 10)
+        // After recovery the other node serves everything that was acknowledged, as it was broadcast.
+        let (reader, state) = try TestClient.join(nodes[1], room: "outage", name: "reader", since: 0, epoch: epoch)
+        XCTAssertEqual(state["epoch"]?.stringValue, epoch)
+        let last = UInt64(try XCTUnwrap(state["seq"]?.doubleValue))
+        XCTAssertGreaterThanOrEqual(last, acked.keys.max() ?? 0)
+        var replayed: [UInt64: JSONValue] = [:]
+        for _ in 0..<last {
+            guard let event = reader.next(type: "event", timeout: 10) else { break }
+            replayed[UInt64(event["seq"]!.doubleValue!)] = event
+        }
+        for (seq, event) in acked where seq > 0 {
+            XCTAssertEqual(replayed[seq], event, "acked event \(seq) lost with the Redis restart")
+        }
+        print("cluster outage: \(acked.count) acked, \(unavailable) refused while Redis was down, final seq \(last)")
+    }
+}
