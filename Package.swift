@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "happyserver", targets: ["happyserver"]),
+        .executable(name: "happyrender-bench", targets: ["happyrender-bench"]),
     ],
     targets: [
         // C libraries from Debian, wrapped with a small shim header each.
@@ -21,11 +22,20 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
+        ),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
+        // Server-rendered frames: the only module that imports Cairo.
+        .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo"]),
+
         // The server: the only module that touches libwebsockets on the server side.
-        .target(name: "HappyServer", dependencies: ["HappyCore", "CWebSockets"]),
+        .target(name: "HappyServer", dependencies: ["HappyCore", "HappyRender", "CWebSockets"]),
 
         // The durable room store on SQLite (WAL, group commit).
         .target(name: "HappySQLite", dependencies: ["HappyCore", "CSQLite"]),
@@ -34,9 +44,12 @@ let package = Package(
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
 
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite"]),
+        // Render+encode timings per view (scripts/bench-frames.sh).
+        .executableTarget(name: "happyrender-bench", dependencies: ["HappyRender", "HappyCore"]),
 
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
+        .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
