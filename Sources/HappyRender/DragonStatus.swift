@@ -5,16 +5,23 @@ import HappyCore
 ///
 /// `forward, (x,y) = (20, 10)` and `back, (x,y) = (10, 10)` for the buttons
 /// (also when the dragon was at the edge and did not move), `hide` / `show`
-/// for the hide button, the seed's initial `dragon's status` before any
-/// dragon event and after a room reset.
-public enum DragonStatus {
-    public static let initial = "dragon's status"
+/// for the hide button, and the initial text (the art's `initialStatus`,
+/// the seed's `dragon's status`) before any dragon event and after a reset.
+public struct DragonStatus: Sendable {
+    /// The seed's text before any event.
+    public static let seedInitial = "dragon's status"
+
+    public let initial: String
+
+    public init(initial: String = DragonStatus.seedInitial) {
+        self.initial = initial
+    }
 
     /// The label after `event`, or nil when the event leaves it as it was.
-    public static func after(_ name: EventName, dragon: Scene.Dragon) -> String? {
+    public func after(_ name: EventName, dragon: Scene.Dragon) -> String? {
         switch name {
-        case .forwardButtonClicked: return "forward, (x,y) = (\(number(dragon.x)), \(number(dragon.y)))"
-        case .backButtonClicked: return "back, (x,y) = (\(number(dragon.x)), \(number(dragon.y)))"
+        case .forwardButtonClicked: return "forward, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
+        case .backButtonClicked: return "back, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
         case .didChangeHidden: return dragon.hidden ? "hide" : "show"
         case .didReset: return initial
         case .didChangeHappiness, .didChangeScale, .didChangeRate, .didChangeStyle: return nil
@@ -24,7 +31,7 @@ public enum DragonStatus {
     /// The label a room shows after its recorded history: the newest dragon
     /// event (or reset) decides. `events` are stored event messages (JSON),
     /// oldest first; only as many as needed are parsed, newest first.
-    public static func recover<Events: BidirectionalCollection>(from events: Events) -> String
+    public func recover<Events: BidirectionalCollection>(from events: Events) -> String
     where Events.Element == [UInt8] {
         for json in events.reversed() {
             guard let event = try? JSONParser.parse(json, maxDepth: 64),

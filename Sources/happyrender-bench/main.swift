@@ -50,7 +50,7 @@ while !arguments.isEmpty {
 let art: SceneArt
 do { art = try SceneArt.load(path: artPath) } catch { fail(error.message) }
 let renderer = FrameRenderer(art: art, geometry: SceneGeometry())
-let standard = FrameState(scene: .standard, dragonStatus: DragonStatus.initial, step: 0)
+let standard = FrameState(scene: .standard, dragonStatus: art.panel.initialStatus, step: 0)
 
 if let directory = writeDirectory {
     var changed = standard

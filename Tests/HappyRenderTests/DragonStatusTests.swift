@@ -5,18 +5,21 @@ import XCTest
 /// The status label's text, and what each view's picture depends on.
 final class DragonStatusTests: XCTestCase {
     private let dragon = Scene.Dragon(x: 20, y: 10, hidden: false)
+    private let status = RenderFixtures.art.panel.status
 
     func testTextPerEvent() {
-        XCTAssertEqual(DragonStatus.after(.forwardButtonClicked, dragon: dragon), "forward, (x,y) = (20, 10)")
-        XCTAssertEqual(DragonStatus.after(.backButtonClicked, dragon: Scene.Dragon(x: 10, y: 10, hidden: false)),
+        XCTAssertEqual(status.initial, "dragon's status", "the art keeps the seed's text")
+        XCTAssertEqual(DragonStatus().initial, "dragon's status")
+        XCTAssertEqual(status.after(.forwardButtonClicked, dragon: dragon), "forward, (x,y) = (20, 10)")
+        XCTAssertEqual(status.after(.backButtonClicked, dragon: Scene.Dragon(x: 10, y: 10, hidden: false)),
                        "back, (x,y) = (10, 10)")
-        XCTAssertEqual(DragonStatus.after(.backButtonClicked, dragon: Scene.Dragon(x: 12.5, y: 10, hidden: false)),
+        XCTAssertEqual(status.after(.backButtonClicked, dragon: Scene.Dragon(x: 12.5, y: 10, hidden: false)),
                        "back, (x,y) = (12.5, 10)")
-        XCTAssertEqual(DragonStatus.after(.didChangeHidden, dragon: Scene.Dragon(x: 10, y: 10, hidden: true)), "hide")
-        XCTAssertEqual(DragonStatus.after(.didChangeHidden, dragon: dragon), "show")
-        XCTAssertEqual(DragonStatus.after(.didReset, dragon: dragon), "dragon's status")
-        XCTAssertNil(DragonStatus.after(.didChangeHappiness, dragon: dragon))
-        XCTAssertNil(DragonStatus.after(.didChangeStyle, dragon: dragon))
+        XCTAssertEqual(status.after(.didChangeHidden, dragon: Scene.Dragon(x: 10, y: 10, hidden: true)), "hide")
+        XCTAssertEqual(status.after(.didChangeHidden, dragon: dragon), "show")
+        XCTAssertEqual(status.after(.didReset, dragon: dragon), "dragon's status")
+        XCTAssertNil(status.after(.didChangeHappiness, dragon: dragon))
+        XCTAssertNil(status.after(.didChangeStyle, dragon: dragon))
     }
 
     private func event(_ name: String, x: Double = 10, hidden: Bool = false) -> [UInt8] {
@@ -24,24 +27,24 @@ final class DragonStatusTests: XCTestCase {
     }
 
     func testRecoveredFromTheNewestDragonEvent() {
-        XCTAssertEqual(DragonStatus.recover(from: [[UInt8]]()), "dragon's status")
-        XCTAssertEqual(DragonStatus.recover(from: [event("forwardButtonClicked:", x: 20),
+        XCTAssertEqual(status.recover(from: [[UInt8]]()), "dragon's status")
+        XCTAssertEqual(status.recover(from: [event("forwardButtonClicked:", x: 20),
                                                    event("faceView:didChangeHappiness:"),
                                                    event("heartView:didChangeRate:")]),
                        "forward, (x,y) = (20, 10)")
-        XCTAssertEqual(DragonStatus.recover(from: [event("forwardButtonClicked:", x: 20),
+        XCTAssertEqual(status.recover(from: [event("forwardButtonClicked:", x: 20),
                                                    event("backButtonClicked:", x: 10)]),
                        "back, (x,y) = (10, 10)")
-        XCTAssertEqual(DragonStatus.recover(from: [event("forwardButtonClicked:", x: 20),
+        XCTAssertEqual(status.recover(from: [event("forwardButtonClicked:", x: 20),
                                                    event("dragonView:didChangeHidden:", hidden: true)]), "hide")
-        XCTAssertEqual(DragonStatus.recover(from: [event("forwardButtonClicked:", x: 20), event("room:didReset:")]),
+        XCTAssertEqual(status.recover(from: [event("forwardButtonClicked:", x: 20), event("room:didReset:")]),
                        "dragon's status")
-        XCTAssertEqual(DragonStatus.recover(from: [event("forwardButtonClicked:", x: 30), Array("not json".utf8)]),
+        XCTAssertEqual(status.recover(from: [event("forwardButtonClicked:", x: 30), Array("not json".utf8)]),
                        "forward, (x,y) = (30, 10)")
     }
 
     func testRelevantStateIgnoresWhatAViewDoesNotDraw() {
-        let base = FrameState(scene: .standard, dragonStatus: DragonStatus.initial, step: 3)
+        let base = FrameState(scene: .standard, dragonStatus: status.initial, step: 3)
         var other = base
         other.scene.heart.rate = 0.9
         other.scene.dragon.x = 40

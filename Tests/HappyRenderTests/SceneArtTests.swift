@@ -14,7 +14,7 @@ final class SceneArtTests: XCTestCase {
         XCTAssertEqual(art.panel.labelColor, RGBColor(hex: "#800080"))
         XCTAssertEqual(art.panel.sceneColor, RGBColor(hex: "#00ffff"))
         XCTAssertEqual(art.panel.labelHeight, 60)
-        XCTAssertEqual(art.panel.initialStatus, DragonStatus.initial)
+        XCTAssertEqual(art.panel.initialStatus, DragonStatus.seedInitial)
         XCTAssertEqual(art.composite.face, ArtRect(x: 10, y: 15, width: 300, height: 300))
     }
 

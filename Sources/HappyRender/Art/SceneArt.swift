@@ -31,6 +31,9 @@ public struct SceneArt: Sendable {
         public var fontSize: Double
         public var initialStatus: String
         public var buttons: [Button]
+
+        /// The status label's texts, starting from `initialStatus`.
+        public var status: DragonStatus { DragonStatus(initial: initialStatus) }
     }
 
     /// A button of the panel: a rounded square with an icon.

@@ -51,6 +51,7 @@ extension HappyServer {
                 logger.info("store recovered", ["store": storeWorker.store.kind])
             }
             for intent in batch.intents { deliver(intent) }
+            refreshStreams(after: batch.intents)
         case .failure(let error):
             storeHealthy = false
             storeProblem = error.message
@@ -81,6 +82,7 @@ extension HappyServer {
         runtime.pendingIntents -= 1
         if let event = intent.applied.event, let frame = intent.frame, let room = runtime.room {
             room.commit(event, historyElement: frame)
+            noteDragonStatus(event, in: runtime)
             metrics.events += 1
             for member in runtime.members { queue(frame, to: member, droppable: true) }
         }

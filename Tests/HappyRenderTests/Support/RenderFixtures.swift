@@ -22,7 +22,7 @@ enum RenderFixtures {
     static let renderer = FrameRenderer(art: art, geometry: SceneGeometry())
 
     static func state(_ change: (inout FrameState) -> Void = { _ in }) -> FrameState {
-        var state = FrameState(scene: .standard, dragonStatus: DragonStatus.initial, step: 0)
+        var state = FrameState(scene: .standard, dragonStatus: DragonStatus.seedInitial, step: 0)
         change(&state)
         return state
     }
