@@ -5,13 +5,14 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test unit-test integration-test clean help
+.PHONY: all build release run test unit-test integration-test bench clean help
 
 all: build
 
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
+	@echo "make bench  frame render+encode times per view and cached /frame requests/s (wrk)"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -32,7 +33,11 @@ run: release
 test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build --filter HappyCoreTests
+	swift test --skip-build --filter HappyRenderTests
 	swift test --skip-build --filter HappyServerTests
+
+bench:
+	scripts/bench-frames.sh
 
 clean:
 	rm -rf .build

@@ -38,10 +38,9 @@ final class ImageSurface {
         cairo_surface_destroy(pointer)
     }
 
-    /// The pixel at (x, y), un-premultiplied.
+    /// The pixel at (x, y), un-premultiplied (after `DrawingContext.finish()` flushed the drawing).
     func pixel(x: Int, y: Int) -> Pixel {
         precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(width)x\(height)")
-        cairo_surface_flush(pointer)
         let stride = Int(cairo_image_surface_get_stride(pointer))
         let data = cairo_image_surface_get_data(pointer)!
         let word = UnsafeRawPointer(data + y * stride + x * 4).loadUnaligned(as: UInt32.self)

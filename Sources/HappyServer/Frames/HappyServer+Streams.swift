@@ -21,7 +21,11 @@ extension HappyServer {
         runtime.idleSince = Clock.monotonicSeconds()
         runtime.whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
-            guard runtime.room != nil, !self.shuttingDown else { return self.respondUnloaded(exchange, runtime) }
+            guard runtime.room != nil else { return self.respondUnloaded(exchange, runtime) }
+            guard !self.shuttingDown else {
+                return self.respondError(exchange, status: 503, code: ErrorCode.unavailable.rawValue,
+                                         "server shutting down")
+            }
             self.openStream(exchange, runtime, request)
         }
     }
