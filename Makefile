@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test fuzz bench clean help
+.PHONY: all build release run test fuzz bench bench-frames clean help
 PEER_BENCH ?= ../shared/bench
 BENCH_SECONDS ?= 10
 FUZZ_RUNS ?= 100000
@@ -16,7 +16,8 @@ help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
-	@echo "make bench  benchmark workloads (happybench) and, when ../shared/bench exists, the peers side by side"
+	@echo "make bench  benchmark workloads (happybench, render timings) and, when ../shared/bench exists, the peers side by side"
+	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -38,11 +39,14 @@ test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build --filter HappyCoreTests
 	swift test --skip-build --filter HappySQLiteTests
+	swift test --skip-build --filter HappyRenderTests
 	swift test --skip-build --filter HappyServerTests
 	scripts/fuzz.sh $(FUZZ_RUNS)
 
 bench: bootstrap-bench release
 	mkdir -p bench/results
+	@echo "== render + encode per view (300x300)"
+	.build/release/happyrender-bench --art web/assets/scene-art.json --size 300 --iterations 200
 	taskset -c 1 .build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
 	@if [ -x "$(PEER_BENCH)/compare.sh" ]; then \
 	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
@@ -58,6 +62,9 @@ bootstrap-bench:
 
 fuzz: bootstrap-build
 	scripts/fuzz.sh 0
+
+bench-frames:
+	scripts/bench-frames.sh
 
 clean:
 	rm -rf .build

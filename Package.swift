@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "happyserver", targets: ["happyserver"]),
+        .executable(name: "happyrender-bench", targets: ["happyrender-bench"]),
     ],
     targets: [
         // C libraries from Debian, wrapped with a small shim header each.
@@ -33,13 +34,22 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
+        ),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
+
+        // Server-rendered frames: the only module that imports Cairo.
+        .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo"]),
 
         // The server: the only module that touches libwebsockets on the server side.
         .target(
             name: "HappyServer",
-            dependencies: ["HappyCore", "CWebSockets", "COpenSSL"],
+            dependencies: ["HappyCore", "HappyRender", "CWebSockets", "COpenSSL"],
             // Every object here is owned by the one service thread; in release
             // builds the runtime's dynamic exclusivity bookkeeping (thread-local
             // access sets on each class-property mutation) cost about a fifth of
@@ -59,9 +69,12 @@ let package = Package(
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
+        // Render+encode timings per view (part of `make bench`).
+        .executableTarget(name: "happyrender-bench", dependencies: ["HappyRender", "HappyCore"]),
 
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
+        .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",

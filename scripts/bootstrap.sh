@@ -4,11 +4,11 @@
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev libhiredis-dev)
+packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev libhiredis-dev libcairo2-dev)
 case "$purpose" in
   build) ;;
   test) packages+=(openssl redis-server) ;;
-  bench) packages+=(wrk) ;;
+  bench) packages+=(wrk curl) ;;
   *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
 esac
 

@@ -2,6 +2,7 @@ import CWebSockets
 import Dispatch
 import Foundation
 import HappyCore
+import HappyRender
 
 /// Why the server could not start.
 public struct ServerError: Error, CustomStringConvertible {
@@ -40,6 +41,12 @@ public final class HappyServer: @unchecked Sendable {
     public var tokenVerifier: TokenVerifier?
     /// Other nodes sharing the rooms (cluster mode), or nil.
     public var clusterBus: ClusterBus?
+    /// Frames for `/frame` and `/stream` (set by `start()` once the art is loaded).
+    var frames: FrameProducer?
+    var frameStreams: [FrameStream] = []
+    let streamTimer: UnsafeMutablePointer<happy_timer>
+    /// When the stream timer is due, if armed (monotonic seconds).
+    var streamTickDue: Double?
     var storeHealthy = true
     var storeProblem = ""
     var lastStoreFailureLog = 0.0
@@ -72,6 +79,8 @@ public final class HappyServer: @unchecked Sendable {
         scratch = .allocate(capacity: OutboundFrame.headroom + Self.writeBatchBytes)
         sweepTimer = .allocate(capacity: 1)
         sweepTimer.initialize(to: happy_timer())
+        streamTimer = .allocate(capacity: 1)
+        streamTimer.initialize(to: happy_timer())
         retryPolicy = .allocate(capacity: 1)
         // No lws idle-validity timer: it re-sorts a global list on every frame.
         // Keepalive runs as one periodic sweep instead (see sweep()).
@@ -81,6 +90,7 @@ public final class HappyServer: @unchecked Sendable {
     deinit {
         scratch.deallocate()
         sweepTimer.deallocate()
+        streamTimer.deallocate()
         retryPolicy.deallocate()
         protocols?.deallocate()
         extensions?.deallocate()
@@ -102,6 +112,8 @@ public final class HappyServer: @unchecked Sendable {
         happy_ignore_sigpipe()
         let fdLimit = happy_raise_fd_limit()
         lws_set_log_level(Int32(logger.isEnabled(.debug) ? (LLL_ERR | LLL_WARN) : LLL_ERR), nil)
+        let webRoot = try checkedWebRoot()
+        frames = FrameProducer(renderer: try makeFrameRenderer(webRoot: webRoot), inbox: inbox, metrics: metrics)
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
@@ -123,7 +135,7 @@ public final class HappyServer: @unchecked Sendable {
         inbox.attach(ContextHandle(pointer: context))
 
         var vinfo = lws_context_creation_info()
-        try configureVhost(&vinfo)
+        configureVhost(&vinfo, webRoot: webRoot)
         guard let vhost = lws_create_vhost(context, &vinfo) else {
             lws_context_destroy(context)
             self.context = nil
@@ -135,6 +147,7 @@ public final class HappyServer: @unchecked Sendable {
 
         startClusterBus()
         sweepTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        streamTimer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         scheduleSweep()
         installSignalHandlers()
         let scheme = config.tls.isEnabled ? "https" : "http"
@@ -143,7 +156,17 @@ public final class HappyServer: @unchecked Sendable {
                                   "fdLimit": "\(fdLimit)"])
     }
 
-    private func configureVhost(_ vinfo: inout lws_context_creation_info) throws(ServerError) {
+    /// The absolute path of `webRoot`, which must be a directory.
+    private func checkedWebRoot() throws(ServerError) -> String {
+        let webRoot = URL(fileURLWithPath: config.webRoot).standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ServerError("webRoot \"\(config.webRoot)\" (\(webRoot)) is not a directory; set \"webRoot\" in the config")
+        }
+        return webRoot
+    }
+
+    private func configureVhost(_ vinfo: inout lws_context_creation_info, webRoot: String) {
         vinfo.port = Int32(config.port)
         vinfo.iface = UnsafePointer(cString(config.host))
         vinfo.vhost_name = UnsafePointer(cString("happy"))
@@ -166,11 +189,6 @@ public final class HappyServer: @unchecked Sendable {
         protocols = protocolList
         vinfo.protocols = UnsafePointer(protocolList)
 
-        let webRoot = URL(fileURLWithPath: config.webRoot).standardizedFileURL.path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ServerError("webRoot \"\(config.webRoot)\" (\(webRoot)) is not a directory; set \"webRoot\" in the config")
-        }
         var chain: UnsafeMutablePointer<lws_http_mount>? = nil
         for route in HTTPRoute.mountPoints.reversed() {
             chain = makeMount(mountpoint: route, origin: "happy-http", kind: LWSMPRO_CALLBACK, next: chain)
@@ -250,7 +268,7 @@ public final class HappyServer: @unchecked Sendable {
         shuttingDown = true
         shutdownDeadline = Clock.monotonicSeconds() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
-                                      "connections": "\(connections.count)"])
+                                           "connections": "\(connections.count)", "streams": "\(frameStreams.count)"])
     }
 
     /// Runs after every loop turn while shutting down (the sweep timer
@@ -261,8 +279,9 @@ public final class HappyServer: @unchecked Sendable {
             for connection in connections {
                 connection.close(code: CloseCode.goingAway, reason: "server shutting down", afterDrain: true)
             }
+            endStreams()
         }
-        if (closingClients && connections.isEmpty) || Clock.monotonicSeconds() > shutdownDeadline {
+        if (closingClients && connections.isEmpty && frameStreams.isEmpty) || Clock.monotonicSeconds() > shutdownDeadline {
             stopped = true
         }
     }
@@ -272,6 +291,7 @@ public final class HappyServer: @unchecked Sendable {
         inbox.attach(nil)
         clusterBus?.stop()
         lws_sul_cancel(&sweepTimer.pointee.sul)
+        lws_sul_cancel(&streamTimer.pointee.sul)
         if let context { lws_context_destroy(context) }
         context = nil
         storeWorker.close()

@@ -9,6 +9,8 @@ struct HTTPResponse {
     var headers: [(name: String, value: String)] = []
     /// Close the connection afterwards (the request body was not read, say).
     var closeConnection = false
+    /// Frames may be kept and revalidated with their ETag; the API may not be kept.
+    var cacheControl = "no-store"
 }
 
 /// One HTTP request on a callback route, from its headers to its last byte
@@ -46,5 +48,5 @@ final class HTTPExchange {
 
 /// The HTTP routes served by the server itself (everything else is a file from `webRoot`).
 enum HTTPRoute {
-    static let mountPoints = ["/api", "/healthz", "/metrics"]
+    static let mountPoints = ["/api", "/frame", "/stream", "/healthz", "/metrics"]
 }

@@ -102,7 +102,12 @@ extension HappyServer {
         let end = base + Self.writeBatchBytes
         var cursor: UnsafeMutablePointer<UInt8>? = base
         if !exchange.headersSent {
-            guard writeHeaders(wsi, response, &cursor, end) else { return -1 }
+            // A 304 has no body, so it names neither a type nor a length.
+            let bodyless = response.status == 304
+            guard writeHeaders(wsi, status: response.status, contentType: bodyless ? nil : response.contentType,
+                               contentLength: bodyless ? nil : response.body.count,
+                               cacheControl: response.cacheControl, close: response.closeConnection,
+                               headers: response.headers, &cursor, end) else { return -1 }
             exchange.headersSent = true
         }
         let room = end - cursor!
@@ -127,19 +132,21 @@ extension HappyServer {
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 
-    /// Status line and headers; lws adds the protocol-level ones.
-    func writeHeaders(_ wsi: OpaquePointer, _ response: HTTPResponse,
+    /// Status line and headers; lws adds the protocol-level ones. Without a
+    /// content length the body ends when the connection closes.
+    func writeHeaders(_ wsi: OpaquePointer, status: Int, contentType: String?, contentLength: Int?,
+                      cacheControl: String, close: Bool, headers: [(name: String, value: String)],
                       _ cursor: inout UnsafeMutablePointer<UInt8>?, _ end: UnsafeMutablePointer<UInt8>) -> Bool {
         func add(_ token: lws_token_indexes, _ value: String) -> Bool {
             var bytes = Array(value.utf8)
             return lws_add_http_header_by_token(wsi, token, &bytes, Int32(bytes.count), &cursor, end) == 0
         }
-        guard lws_add_http_header_status(wsi, UInt32(response.status), &cursor, end) == 0,
-              add(WSI_TOKEN_HTTP_CONTENT_TYPE, response.contentType),
-              add(WSI_TOKEN_HTTP_CONTENT_LENGTH, String(response.body.count)),
-              add(WSI_TOKEN_HTTP_CACHE_CONTROL, "no-store") else { return false }
-        if response.closeConnection, !add(WSI_TOKEN_CONNECTION, "close") { return false }
-        for header in response.headers {
+        guard lws_add_http_header_status(wsi, UInt32(status), &cursor, end) == 0,
+              add(WSI_TOKEN_HTTP_CACHE_CONTROL, cacheControl) else { return false }
+        if let contentType, !add(WSI_TOKEN_HTTP_CONTENT_TYPE, contentType) { return false }
+        if let contentLength, !add(WSI_TOKEN_HTTP_CONTENT_LENGTH, String(contentLength)) { return false }
+        if close, !add(WSI_TOKEN_CONNECTION, "close") { return false }
+        for header in headers {
             var value = Array(header.value.utf8)
             let name = header.name.lowercased() + ":"
             guard lws_add_http_header_by_name(wsi, name, &value, Int32(value.count), &cursor, end) == 0 else { return false }

@@ -14,7 +14,14 @@ extension HappyServer {
             state(exchange)
         case ("POST", "/api/intent"):
             postIntent(exchange)
+        case ("GET", let route) where route.hasPrefix("/frame/"):
+            frameRequest(exchange)
+        case ("GET", let route) where route.hasPrefix("/stream/"):
+            streamRequest(exchange)
         case (_, "/api/state"), (_, "/api/intent"), (_, "/healthz"), (_, "/metrics"):
+            respondError(exchange, status: 405, code: "method_not_allowed",
+                         "\(exchange.method) is not allowed on \(exchange.route)")
+        case (_, let route) where route.hasPrefix("/frame/") || route.hasPrefix("/stream/"):
             respondError(exchange, status: 405, code: "method_not_allowed",
                          "\(exchange.method) is not allowed on \(exchange.route)")
         default:
@@ -32,7 +39,7 @@ extension HappyServer {
     }
 
     /// The `room` query argument, or the default room; nil (and a 400) when invalid.
-    private func roomArgument(_ exchange: HTTPExchange) -> String? {
+    func roomArgument(_ exchange: HTTPExchange) -> String? {
         let name = exchange.query["room"] ?? config.defaultRoom
         guard Names.isValidRoom(name) else {
             respond(exchange, status: 400, json: ServerMessageEncoder.error(WireError(

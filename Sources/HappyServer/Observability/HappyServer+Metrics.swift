@@ -55,7 +55,16 @@ extension HappyServer {
         histogram("happy_store_commit_seconds", "Time to record one group commit.", metrics.commitLatency)
         single("happy_renders_total", "counter", "Frames rendered.", metrics.renders)
         single("happy_render_cache_hits_total", "counter", "Frame requests served from the cache.", metrics.renderCacheHits)
+        single("happy_render_coalesced_total", "counter", "Frame requests that shared a render already running.",
+               metrics.renderCoalesced)
+        single("happy_render_refusals_total", "counter", "Frame requests refused while the renderer was busy.",
+               metrics.renderRefusals)
         histogram("happy_render_seconds", "Time to render and encode one frame.", metrics.renderLatency)
+        single("happy_frame_streams", "gauge", "Open frame streams.", frameStreams.count)
+        single("happy_frame_streams_opened_total", "counter", "Frame streams opened.", metrics.streamsOpened)
+        single("happy_stream_frames_sent_total", "counter", "Frames sent on streams.", metrics.streamFramesSent)
+        single("happy_stream_frames_replaced_total", "counter",
+               "Stream frames replaced by a newer one before a slow client took them.", metrics.streamFramesReplaced)
         let process = ProcessStats.read()
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)

@@ -22,6 +22,13 @@ final class Metrics {
     let renderLatency = Histogram(bounds: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1])
     var renders = 0
     var renderCacheHits = 0
+    /// Frame requests that waited for a render another request had started.
+    var renderCoalesced = 0
+    var renderRefusals = 0
+    var streamsOpened = 0
+    /// Stream frames replaced by a newer one before they were sent.
+    var streamFramesReplaced = 0
+    var streamFramesSent = 0
     var storeFailures = 0
     var commitConflicts = 0
 

@@ -58,7 +58,9 @@ extension HappyServer {
                 logger.info("store recovered", ["store": storeWorker.store.kind])
             }
             let conflicted = Set(conflicts.map(\.room))
-            for intent in batch.intents where !conflicted.contains(intent.runtime.name) { deliver(intent) }
+            let recorded = batch.intents.filter { !conflicted.contains($0.runtime.name) }
+            for intent in recorded { deliver(intent) }
+            refreshStreams(after: recorded)
             for conflict in conflicts { retry(conflict, batch: batch) }
         case .failure(let error):
             storeFailed(error, batch: batch)
@@ -108,6 +110,7 @@ extension HappyServer {
         runtime.pendingIntents -= 1
         if let event = intent.applied.event, let frame = intent.frame, let room = runtime.room {
             room.commit(event, historyElement: frame)
+            noteDragonStatus(event, in: runtime)
             metrics.events += 1
             for member in runtime.members { queue(frame, to: member, droppable: true) }
         }

@@ -181,6 +181,7 @@ extension HappyServer {
             for event in stored.history {
                 room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
             }
+            recoverDragonStatus(runtime, history: stored.history)
             runtime.loaded(room)
         case .success(nil):
             let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
@@ -189,6 +190,7 @@ extension HappyServer {
             pipeline.appendCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
                                                scene: rules.defaults, events: []))
             logger.debug("room created", ["room": name, "epoch": room.epoch])
+            recoverDragonStatus(runtime, history: [])
             runtime.loaded(room)
         case .failure(let error):
             logger.error("room could not be loaded", ["room": name, "error": error.message])
@@ -199,7 +201,8 @@ extension HappyServer {
     /// Drops rooms that have been empty and quiet for a while.
     func evictIdleRooms(now: Double) {
         for (name, runtime) in rooms where !runtime.isOccupied && !runtime.isLoading
-            && runtime.pendingIntents == 0 && now - runtime.idleSince > Self.roomIdleSeconds {
+            && runtime.pendingIntents == 0 && runtime.frameStreams.isEmpty
+            && now - runtime.idleSince > Self.roomIdleSeconds {
             rooms.removeValue(forKey: name)
             clusterBus?.unwatch(room: name)
         }

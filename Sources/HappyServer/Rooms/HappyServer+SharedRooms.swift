@@ -32,13 +32,17 @@ extension HappyServer {
             for frame in frames {
                 for member in runtime.members { queue(frame.element, to: member, droppable: true) }
             }
+            followDragonStatus(runtime, events: missing)
+            refreshStreams(of: runtime)
             return
         }
         room.replace(epoch: stored.epoch, snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene))
         for event in stored.history {
             room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
         }
+        recoverDragonStatus(runtime, history: stored.history)
         resyncMembers(of: runtime)
+        refreshStreams(of: runtime)
     }
 
     /// Every local client of the room gets one resync in place of its queued events.

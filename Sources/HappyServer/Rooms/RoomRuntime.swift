@@ -14,6 +14,10 @@ final class RoomRuntime {
     /// Intents applied but not yet recorded or answered.
     var pendingIntents = 0
     var idleSince: Double
+    /// The dragon panel's status label (the last dragon delegate event), kept from load on.
+    var dragonStatus = ""
+    /// Frame streams watching this room; they keep it in memory.
+    var frameStreams: [FrameStream] = []
 
     init(name: String, now: Double) {
         self.name = name

@@ -29,6 +29,7 @@ extension HappyServer {
                 connection.kill()
             }
         }
+        sweepStreams(now: now)
         evictIdleRooms(now: now)
         releaseMemoryAfterChurn()
         httpRateLimits = httpRateLimits.filter { now - $0.value.lastUsed < 60 }

@@ -17,6 +17,12 @@ func happySweepCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
     Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue().sweep()
 }
 
+/// The frame streams' wave timer's C callback.
+func happyStreamTickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let owner = happy_timer_owner(sul) else { return }
+    Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue().streamTick()
+}
+
 extension HappyServer {
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                 _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {

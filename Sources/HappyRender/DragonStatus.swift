@@ -1,0 +1,52 @@
+import HappyCore
+
+/// The text of the dragon panel's status label: what the seed's view
+/// controller writes when its delegate methods are called.
+///
+/// `forward, (x,y) = (20, 10)` and `back, (x,y) = (10, 10)` for the buttons
+/// (also when the dragon was at the edge and did not move), `hide` / `show`
+/// for the hide button, and the initial text (the art's `initialStatus`,
+/// the seed's `dragon's status`) before any dragon event and after a reset.
+public struct DragonStatus: Sendable {
+    /// The seed's text before any event.
+    public static let seedInitial = "dragon's status"
+
+    public let initial: String
+
+    public init(initial: String = DragonStatus.seedInitial) {
+        self.initial = initial
+    }
+
+    /// The label after `event`, or nil when the event leaves it as it was.
+    public func after(_ name: EventName, dragon: Scene.Dragon) -> String? {
+        switch name {
+        case .forwardButtonClicked: return "forward, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
+        case .backButtonClicked: return "back, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
+        case .didChangeHidden: return dragon.hidden ? "hide" : "show"
+        case .didReset: return initial
+        case .didChangeHappiness, .didChangeScale, .didChangeRate, .didChangeStyle: return nil
+        }
+    }
+
+    /// The label a room shows after its recorded history: the newest dragon
+    /// event (or reset) decides. `events` are stored event messages (JSON),
+    /// oldest first; only as many as needed are parsed, newest first.
+    public func recover<Events: BidirectionalCollection>(from events: Events) -> String
+    where Events.Element == [UInt8] {
+        for json in events.reversed() {
+            guard let event = try? JSONParser.parse(json, maxDepth: 64),
+                  let nameText = event["name"]?.stringValue, let name = EventName(rawValue: nameText),
+                  let dragon = event["state"]?["dragon"],
+                  let x = dragon["x"]?.doubleValue, let y = dragon["y"]?.doubleValue,
+                  let hidden = dragon["hidden"]?.boolValue else { continue }
+            if let status = after(name, dragon: Scene.Dragon(x: x, y: y, hidden: hidden)) { return status }
+        }
+        return initial
+    }
+
+    /// `20` for 20.0, `12.5` for 12.5.
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
+    }
+}

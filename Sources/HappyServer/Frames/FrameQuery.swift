@@ -1,0 +1,88 @@
+import HappyCore
+import HappyRender
+
+/// A validated `GET /frame/{view}.png` or `GET /stream/{view}.png` request
+/// (PROTOCOL.md section 6): the view from the path; `w`, `h` integers
+/// 16...2048; `phase` 0...99 (frames); `fps` 1...30, default 10 (streams).
+/// With neither `w` nor `h` the view's default size is used; with one of
+/// them the other follows the default size's aspect.
+struct FrameQuery: Equatable {
+    enum Kind: String {
+        case frame, stream
+    }
+
+    static let sizes = 16...2048
+    static let phases = 0...99
+    static let frameRates = 1...30
+    static let defaultFrameRate = 10
+
+    var view: FrameView
+    var width: Int
+    var height: Int
+    var phase: Int?
+    var fps: Int
+
+    /// A request refused before anything is looked up.
+    struct Refusal: Error, Equatable {
+        var status: Int
+        var code: String
+        var message: String
+    }
+
+    /// The view named by `route` (`/frame/face.png`), or nil when the route is not one of `kind`'s.
+    static func view(in route: String, kind: Kind) -> Result<FrameView, Refusal>? {
+        let prefix = "/\(kind.rawValue)/"
+        guard route.hasPrefix(prefix) else { return nil }
+        let file = route.dropFirst(prefix.count)
+        guard file.hasSuffix(".png"), let view = FrameView(rawValue: String(file.dropLast(4))) else {
+            let names = FrameView.allCases.map(\.rawValue).joined(separator: ", ")
+            return .failure(Refusal(status: 404, code: "not_found",
+                                    "no view \(file): use \(prefix){\(names)}.png"))
+        }
+        return .success(view)
+    }
+
+    static func parse(view: FrameView, kind: Kind, query: [String: String],
+                      defaultSize: (width: Int, height: Int)) -> Result<FrameQuery, Refusal> {
+        do throws(Refusal) {
+            let width = try integer(query, "w", in: sizes)
+            let height = try integer(query, "h", in: sizes)
+            let phase = kind == .frame ? try integer(query, "phase", in: phases) : nil
+            let fps = kind == .stream ? try integer(query, "fps", in: frameRates) ?? defaultFrameRate : defaultFrameRate
+            let size = resolve(width: width, height: height, defaultSize: defaultSize)
+            return .success(FrameQuery(view: view, width: size.width, height: size.height, phase: phase, fps: fps))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Fills a missing side from the default size's aspect.
+    private static func resolve(width: Int?, height: Int?, defaultSize: (width: Int, height: Int))
+        -> (width: Int, height: Int) {
+        let clamp = { (value: Double) in min(sizes.upperBound, max(sizes.lowerBound, Int(value.rounded()))) }
+        switch (width, height) {
+        case let (w?, h?): return (w, h)
+        case let (w?, nil): return (w, clamp(Double(w) * Double(defaultSize.height) / Double(defaultSize.width)))
+        case let (nil, h?): return (clamp(Double(h) * Double(defaultSize.width) / Double(defaultSize.height)), h)
+        case (nil, nil): return defaultSize
+        }
+    }
+
+    /// A decimal integer without sign or fraction, within `range`; nil when absent.
+    private static func integer(_ query: [String: String], _ name: String,
+                                in range: ClosedRange<Int>) throws(Refusal) -> Int? {
+        guard let text = query[name] else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 6, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let value = Int(text), range.contains(value) else {
+            throw Refusal(status: 400, code: ErrorCode.invalidValue.rawValue,
+                          "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+}
+
+extension FrameQuery.Refusal {
+    init(status: Int, code: String, _ message: String) {
+        self.init(status: status, code: code, message: message)
+    }
+}
