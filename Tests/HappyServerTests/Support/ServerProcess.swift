@@ -99,7 +99,12 @@ final class ServerProcess: @unchecked Sendable {
         process.terminate()
         let deadline = Date(timeIntervalSinceNow: timeout)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        if process.isRunning {
+            // Leave a trace of what the server was doing when it would not stop.
+            print("happyserver \(process.processIdentifier) did not stop within \(timeout) s; its log:\n\(logText)")
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         return process.terminationStatus
     }
 
