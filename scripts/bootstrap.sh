@@ -8,7 +8,7 @@ packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev libhiredis-dev 
 case "$purpose" in
   build) ;;
   test) packages+=(openssl redis-server) ;;
-  bench) packages+=(wrk curl) ;;
+  bench) packages+=(wrk curl redis-server) ;;
   *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
 esac
 

@@ -36,10 +36,22 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         return 1
         """
 
-    public init(url: RedisURL, nodeID: String, historySize: Int) throws(StoreError) {
+    /// The scene of a room nobody has used yet.
+    public let defaults: Scene
+
+    static let createScript = """
+        if redis.call('EXISTS', KEYS[1]) == 0 then
+          redis.call('DEL', KEYS[2])
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', '0', 'scene', ARGV[2])
+        end
+        return 1
+        """
+
+    public init(url: RedisURL, nodeID: String, historySize: Int, defaults: Scene) throws(StoreError) {
         self.url = url
         self.nodeID = nodeID
         self.historySize = historySize
+        self.defaults = defaults
         connection = try RedisConnection(url: url)
         try loadScript()
     }
@@ -60,8 +72,18 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         scriptSHA = sha
     }
 
+    /// Loads a room, creating it first when Redis has none: nodes opening a
+    /// new room at the same moment then agree on one epoch.
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
-        let fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
+        var fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
+        if fields.count == 3, fields[0].text == nil {
+            try connection.command(bytes: [
+                Array("EVAL".utf8), Array(Self.createScript.utf8), Array("2".utf8),
+                Array(Self.roomKey(name).utf8), Array(Self.eventsKey(name).utf8),
+                Array(Identifiers.newEpoch().utf8), ServerMessageEncoder.sceneJSON(defaults),
+            ])
+            fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
+        }
         guard fields.count == 3, let epoch = fields[0].text else { return nil }
         guard let seq = fields[1].integer, let sceneText = fields[2].text,
               let json = try? JSONParser.parse(sceneText), let scene = Scene(json: json) else {

@@ -27,7 +27,8 @@ final class FanoutDriver: WebSocketDelegate, @unchecked Sendable {
     enum Pace { case window(Int), rate(Double) }
 
     private let loop: ClientLoop
-    private let url: String
+    /// Subscribers are spread over these servers in turn; the publisher uses the first.
+    private let urls: [String]
     private let subscriberCount: Int
     private let pace: Pace
     private var connections: [WebSocketConnection] = []
@@ -48,9 +49,9 @@ final class FanoutDriver: WebSocketDelegate, @unchecked Sendable {
     private var result = FanoutResult()
     private let phase = NSCondition()
 
-    init(loop: ClientLoop, url: String, subscribers: Int, pace: Pace) {
+    init(loop: ClientLoop, urls: [String], subscribers: Int, pace: Pace) {
         self.loop = loop
-        self.url = url
+        self.urls = urls
         subscriberCount = subscribers
         self.pace = pace
         result.subscribers = subscribers
@@ -62,7 +63,7 @@ final class FanoutDriver: WebSocketDelegate, @unchecked Sendable {
     func connect(timeout: Double) -> Int {
         let started = Date()
         phase.lock()
-        publisher = loop.connect(WebSocketURL("\(url)?room=bench&name=pub")!,
+        publisher = loop.connect(WebSocketURL("\(urls[0])?room=bench&name=pub")!,
                                  options: WebSocketOptions(keepaliveSeconds: nil), delegate: self)
         for _ in 0..<min(maxConnecting, subscriberCount) { connectNext() }
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -78,6 +79,7 @@ final class FanoutDriver: WebSocketDelegate, @unchecked Sendable {
         guard nextToConnect < subscriberCount else { return }
         nextToConnect += 1
         connecting += 1
+        let url = urls[nextToConnect % urls.count]
         connections.append(loop.connect(WebSocketURL("\(url)?room=bench&name=b\(nextToConnect)")!,
                                         options: WebSocketOptions(keepaliveSeconds: nil), delegate: self))
     }

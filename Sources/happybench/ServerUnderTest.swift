@@ -111,3 +111,33 @@ struct MachineLoad {
         return (total - (end.idle - start.idle)) / total * Double(cores)
     }
 }
+
+/// A redis-server of the benchmark's own, for the cluster workload.
+final class RedisUnderTest {
+    let process = Process()
+    let directory: URL
+    let port: Int
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("happybench-redis-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = Int.random(in: 20000...29999)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else {
+            throw BenchError("redis-server is not installed (apt-get install redis-server)")
+        }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
+        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                             "--appendfsync", "everysec", "--dir", directory.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 0.3)
+    }
+
+    var url: String { "redis://127.0.0.1:\(port)/0" }
+
+    func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

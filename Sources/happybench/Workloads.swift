@@ -33,29 +33,45 @@ struct Workloads {
 
     /// N subscribers + 1 publisher; about 4096 messages in flight (as the peers' compare.sh).
     func fanout(subscribers: Int, persistence: Bool = false, pace: FanoutDriver.Pace? = nil,
-                label: String? = nil) throws -> BenchRow {
+                label: String? = nil, clusterNodes: Int = 0) throws -> BenchRow {
         let name = label ?? "fanout N=\(subscribers)"
         let window = max(1, Int((4096.0 / Double(subscribers + 1)).rounded()))
         let pace = pace ?? .window(window)
         progress("\(name): starting server, connecting \(subscribers + 1) clients")
-        let server = try ServerUnderTest(binary: self.server, settings: settings(persistence: persistence),
-                                         cpu: cpuPinning ? 0 : nil)
-        defer { server.stop() }
+        var redis: RedisUnderTest?
+        var servers: [ServerUnderTest] = []
+        defer {
+            for server in servers { server.stop() }
+            redis?.stop()
+        }
+        if clusterNodes > 0 {
+            let shared = try RedisUnderTest()
+            redis = shared
+            var cluster = settings(persistence: false)
+            cluster["cluster"] = ["redis": shared.url]
+            for node in 0..<clusterNodes {
+                servers.append(try ServerUnderTest(binary: self.server, settings: cluster, cpu: cpuPinning ? node % 2 : nil))
+            }
+        } else {
+            servers.append(try ServerUnderTest(binary: self.server, settings: settings(persistence: persistence),
+                                               cpu: cpuPinning ? 0 : nil))
+        }
         let loop = try ClientLoop(name: "bench")
         defer { loop.shutdown() }
-        let rssBefore = server.residentKilobytes()
-        let driver = FanoutDriver(loop: loop, url: "ws://127.0.0.1:\(server.port)/ws", subscribers: subscribers, pace: pace)
+        let rssBefore = servers.map { $0.residentKilobytes() }.reduce(0, +)
+        let driver = FanoutDriver(loop: loop, urls: servers.map { "ws://127.0.0.1:\($0.port)/ws" },
+                                  subscribers: subscribers, pace: pace)
         let connected = driver.connect(timeout: 120)
         guard connected == subscribers + 1 else {
             throw BenchError("\(name): only \(connected) of \(subscribers + 1) clients connected")
         }
         Thread.sleep(forTimeInterval: 1.5)  // let the join storm settle (memory is handed back)
-        let rssConnected = server.residentKilobytes()
+        let rssConnected = servers.map { $0.residentKilobytes() }.reduce(0, +)
         progress("\(name): \(connected) connected; publishing for \(seconds) s")
-        let cpuStart = server.cpuSeconds()
+        let cpuStart = servers.map { $0.cpuSeconds() }.reduce(0, +)
         let loadStart = MachineLoad.sample()
         var result = driver.publish(seconds: seconds)
-        let cpu = server.cpuSeconds() - cpuStart
+        let cpu = servers.map { $0.cpuSeconds() }.reduce(0, +) - cpuStart
         let busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         driver.closeAll()
         result.connected = connected

@@ -7,11 +7,12 @@ let usage = """
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
     prints one table: fan-out to 100/1000/5000/10000 subscribers, latency at
     20 intents/s to 1000 subscribers, intent throughput with persistence on
-    and off, and cached/uncached frame requests. Results go to
+    and off, fan-out through two nodes sharing the room in Redis, and
+    cached/uncached frame requests. Results go to
     bench/results/<time>.json. --quick runs the small workloads only.
     Servers are pinned to CPU 0 (--no-pin to disable); run happybench itself
     on CPU 1 (`taskset -c 1 happybench`, as `make bench` does).
-    Workload names for --only: fanout, hold, paced, persistence, frames.
+    Workload names for --only: fanout, hold, paced, persistence, cluster, frames.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -64,6 +65,9 @@ if wanted("paced") {
 if wanted("persistence") {
     attempt { [try workloads.fanout(subscribers: 10, persistence: false, label: "persistence off N=10")] }
     attempt { [try workloads.fanout(subscribers: 10, persistence: true, label: "persistence on N=10")] }
+}
+if wanted("cluster") {
+    attempt { [try workloads.fanout(subscribers: 1000, label: "two nodes N=1000", clusterNodes: 2)] }
 }
 if wanted("frames") { attempt { try workloads.frames() } }
 

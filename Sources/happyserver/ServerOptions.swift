@@ -69,7 +69,8 @@ func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyCon
 /// The store `config` asks for.
 func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any RoomStore {
     if let url = RedisURL(config.cluster.redis) {
-        let store = try RedisRoomStore(url: url, nodeID: nodeID, historySize: config.limits.historySize)
+        let store = try RedisRoomStore(url: url, nodeID: nodeID, historySize: config.limits.historySize,
+                                       defaults: config.sceneRules.defaults)
         logger.info("store opened", ["redis": "\(url.host):\(url.port)/\(url.database)", "node": nodeID])
         return store
     }

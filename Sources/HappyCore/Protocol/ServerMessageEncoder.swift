@@ -93,14 +93,15 @@ public enum ServerMessageEncoder {
         return w.bytes
     }
 
-    /// A `resync`; `presence` (an extension) lets a client that missed
-    /// presence messages rebuild its list as well.
+    /// A `resync`; `presence` and `epoch` (extensions) let a client that
+    /// missed presence messages, or saw the room's epoch change, catch up too.
     public static func resync(seq: UInt64, state: Scene, presence: [Participant]?, presenceCount: Int? = nil,
-                              headroom: Int = 0) -> [UInt8] {
+                              epoch: String? = nil, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 420)
         w.beginObject()
         w.key("type"); w.literal("\"resync\"")
         w.key("seq"); w.uint(seq)
+        if let epoch { w.key("epoch"); w.string(epoch) }
         w.key("state"); scene(state, into: &w)
         if let presence { w.key("presence"); participants(presence, into: &w) }
         if let presenceCount { w.key("presenceCount"); w.int(presenceCount) }

@@ -275,7 +275,7 @@ extension HappyServer {
             let presence = runtime.presenceList(limit: config.limits.presenceBroadcastMax)
             return OutboundFrame(encoded: ServerMessageEncoder.resync(
                 seq: room.committed.seq, state: room.committed.scene, presence: presence,
-                presenceCount: runtime.presenceCount, headroom: OutboundFrame.headroom))
+                presenceCount: runtime.presenceCount, epoch: room.epoch, headroom: OutboundFrame.headroom))
         case nil:
             return nil
         }
