@@ -30,6 +30,9 @@ public struct Welcome: Sendable {
     public var state: Scene
     public var geometry: SceneGeometry
     public var presence: [Participant]
+    /// The presence list already encoded as a JSON array (shared by many
+    /// welcomes); used instead of `presence` when set.
+    public var encodedPresence: [UInt8]?
     public var presenceCount: Int
     public var serverTime: Int64
     public var recovered: Bool

@@ -47,7 +47,8 @@ public enum ServerMessageEncoder {
         w.key("dragonSize"); w.number(welcome.geometry.dragonSize)
         w.key("step"); w.number(welcome.geometry.step)
         w.endObject()
-        w.key("presence"); participants(welcome.presence, into: &w)
+        w.key("presence")
+        if let encoded = welcome.encodedPresence { w.raw(encoded) } else { participants(welcome.presence, into: &w) }
         w.key("presenceCount"); w.int(welcome.presenceCount)
         w.key("serverTime"); w.int(Int(welcome.serverTime))
         w.key("recovered"); w.bool(welcome.recovered)
@@ -171,6 +172,13 @@ public enum ServerMessageEncoder {
         w.key("id"); w.string(p.id)
         w.key("name"); w.string(p.name)
         w.endObject()
+    }
+
+    /// A presence list as a JSON array, for `Welcome.encodedPresence`.
+    public static func presenceArray(_ list: [Participant]) -> [UInt8] {
+        var w = JSONWriter(capacity: 40 * list.count + 2)
+        participants(list, into: &w)
+        return w.bytes
     }
 
     static func participants(_ list: [Participant], into w: inout JSONWriter) {

@@ -79,12 +79,12 @@ extension HappyServer {
         let decision = ResumeDecision.decide(since: connection.resume.since, epoch: connection.resume.epoch,
                                              roomEpoch: room.epoch, roomSeq: room.committed.seq,
                                              history: room.history)
-        let welcome = Welcome(
+        var welcome = Welcome(
             room: runtime.name, you: connection.participant, role: connection.role, epoch: room.epoch,
             seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
-            presence: runtime.presenceList(limit: config.limits.presenceBroadcastMax),
-            presenceCount: runtime.presenceCount, serverTime: Clock.wallMilliseconds(),
+            presence: [], presenceCount: runtime.presenceCount, serverTime: Clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
+        welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
         queue(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
               to: connection, droppable: false)
         if case .recovered(let replay) = decision {

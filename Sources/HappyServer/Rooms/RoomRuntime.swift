@@ -27,13 +27,32 @@ final class RoomRuntime {
     var isLoading: Bool { room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || reservedSeats > 0 }
     /// Clients of this room on other nodes (cluster mode), by id.
-    var remoteMembers: [String: Participant] = [:]
+    var remoteMembers: [String: Participant] = [:] {
+        didSet { presenceChanged(at: nil) }
+    }
     /// A cluster node waits for the room's remote presence before welcoming.
     var awaitingRemotePresence = false
     private var loadedButWaiting: Room<OutboundFrame>?
 
     /// Everyone in the room, on every node.
     var presenceCount: Int { members.count + remoteMembers.count }
+
+    /// The presence list of welcomes, encoded once until the listed clients change.
+    private var encodedPresence: (limit: Int, bytes: [UInt8])?
+
+    func encodedPresenceList(limit: Int) -> [UInt8] {
+        if let cached = encodedPresence, cached.limit == limit { return cached.bytes }
+        let bytes = ServerMessageEncoder.presenceArray(presenceList(limit: limit))
+        encodedPresence = (limit, bytes)
+        return bytes
+    }
+
+    /// Forgets the encoded list when a change touches the listed part.
+    func presenceChanged(at index: Int?) {
+        guard let cached = encodedPresence else { return }
+        if let index, index >= cached.limit, members.count >= cached.limit { return }
+        encodedPresence = nil
+    }
 
     /// The presence list a client gets: local clients first, at most `limit`.
     func presenceList(limit: Int) -> [Participant] {
@@ -79,6 +98,7 @@ final class RoomRuntime {
         connection.memberIndex = members.count
         connection.room = self
         members.append(connection)
+        presenceChanged(at: connection.memberIndex)
     }
 
     func remove(_ connection: Connection) {
@@ -90,5 +110,6 @@ final class RoomRuntime {
             last.memberIndex = index
         }
         connection.memberIndex = -1
+        presenceChanged(at: index)
     }
 }
