@@ -81,7 +81,7 @@ const handlers = {
   welcome(message, { firstVisit }) {
     model.you = message.you;
     model.recovered = message.recovered && !firstVisit;
-    if (message.scene) {
+    if (message.scene && JSON.stringify(message.scene) !== JSON.stringify(model.geometry)) {
       model.geometry = message.scene;
       model.layout = new PanelLayout(art, model.geometry);
       layoutPanel();
@@ -386,7 +386,8 @@ function scheduleFrameImage() {
 //   the server's status text), from the current state and wave step (pinned
 //   by ?phase=NN, as the frame's `phase`).
 // happy.info(): the page's state: connection phase and text, recovered,
-//   epoch, seq, scene state, status label, you, presence names, paint counts.
+//   epoch, seq, scene state, status label, you, presence names, how often
+//   each view was painted, the estimated server time and the wave step.
 window.happy = {
   snapshot(width = art.scene.width, height = art.scene.height) {
     const canvas = document.createElement('canvas');
@@ -398,6 +399,7 @@ window.happy = {
     return canvas.toDataURL('image/png');
   },
   info() {
+    const serverNow = connection ? connection.serverNow() : Date.now();
     return {
       connection: model.connection.phase,
       connectionText: $('connection').textContent,
@@ -410,7 +412,8 @@ window.happy = {
       presence: [...model.presence.values()].map((p) => p.name),
       presenceCount: model.presenceCount,
       paints: views.map((view) => view.paints),
-      clockOffset: connection ? connection.clockOffset : 0,
+      serverNow,
+      step: pinnedStep !== null ? pinnedStep : waveStep(serverNow),
     };
   },
 };

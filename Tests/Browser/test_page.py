@@ -136,15 +136,21 @@ class TwoPeopleInOneRoom(unittest.TestCase):
     def test_slider_changes_the_heart_for_the_other_person(self):
         room = new_room("heart")
         self.both_in(room)
+        heart = self.bob.execute_script("return document.getElementById('heart').clientWidth")
+        lobe = 5 + (heart - 10) / 4
+        self.assertNotEqual(canvas_pixel(self.bob, "heart", lobe, lobe, heart), [255, 0, 0], "half full at first")
         slider = self.alice.find_element(By.ID, "rate")
-        width = slider.size["width"]
+        track = slider.size["width"]
         # Press on the thumb (the middle at 0.5) and drag it to the right end.
-        ActionChains(self.alice).click_and_hold(slider).move_by_offset(width // 4, 0) \
-            .move_by_offset(width // 2, 0).release().perform()
+        ActionChains(self.alice).click_and_hold(slider).move_by_offset(track // 4, 0) \
+            .move_by_offset(track // 2, 0).release().perform()
         wait_for(self.bob, lambda d: info(d)["state"]["heart"]["rate"] == 1, message=str(info(self.bob)["state"]))
         self.assertEqual(self.bob.find_element(By.ID, "rate").get_attribute("value"), "1")
+        # Full: the wave now covers the centre of the left lobe on bob's canvas (at 0.5 it was above it).
+        wait_for(self.bob, lambda d: canvas_pixel(d, "heart", lobe, lobe, heart) == [255, 0, 0],
+                 message=str(canvas_pixel(self.bob, "heart", lobe, lobe, heart)))
         # Then about a quarter: whatever alice's slider says, bob and the server agree.
-        ActionChains(self.alice).click_and_hold(slider).move_by_offset(-width // 4, 0).release().perform()
+        ActionChains(self.alice).click_and_hold(slider).move_by_offset(-track // 4, 0).release().perform()
         expected = float(slider.get_attribute("value"))
         self.assertLess(expected, 1)
         wait_for(self.bob, lambda d: info(d)["state"]["heart"]["rate"] == expected,
@@ -244,7 +250,17 @@ class TwoPeopleInOneRoom(unittest.TestCase):
         pinned = info(self.bob)["paints"][1]
         time.sleep(0.5)
         self.assertEqual(info(self.bob)["paints"][1], pinned, "a pinned wave does not animate")
-        self.assertLess(abs(self.bob.execute_script("return window.happy.info().clockOffset")), 1000)
+
+    def test_every_page_follows_the_servers_wave_clock(self):
+        room = new_room("clock")
+        self.both_in(room)
+        for driver in (self.alice, self.bob):
+            before = time.time() * 1000
+            page = info(driver)
+            after = time.time() * 1000
+            # Server and browsers share this machine's clock, so the estimate must land near it.
+            self.assertLess(abs(page["serverNow"] - (before + after) / 2), 250 + (after - before) / 2)
+            self.assertEqual(page["step"], int(page["serverNow"] // 20) % 100)
 
     def test_a_refused_connection_shows_the_close_code_and_reason(self):
         self.bob.get(f"{self.server.base}/?room=no%20spaces!")
