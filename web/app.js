@@ -62,7 +62,11 @@ async function start() {
   requestAnimationFrame(frame);
 
   let name = storedName();
-  if (!name) name = await askName(null);
+  if (!name) {
+    model.connection = { phase: 'connecting', text: 'Choose a name to join' };
+    renderConnection();
+    name = await askName(null);
+  }
   $('you-name').textContent = name;
   connection = new RoomConnection({ room, name, token, handlers });
   wireStreams();
@@ -145,7 +149,7 @@ function setStatus(text, by) {
 
 function send(action, fields = {}) {
   if (!connection || connection.sendIntent(action, fields) === null) {
-    showError(`Not connected: ${action} was not sent. ${model.connection.text}`);
+    showError(`Not connected: ${action} was not sent.`);
     return false;
   }
   return true;
