@@ -14,7 +14,7 @@ all: build
 
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
-	@echo "make test   install what is missing, build and run every test"
+	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, when ../shared/bench exists, the peers side by side"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
@@ -41,6 +41,7 @@ test: bootstrap-test
 	swift test --skip-build --filter HappySQLiteTests
 	swift test --skip-build --filter HappyRenderTests
 	swift test --skip-build --filter HappyServerTests
+	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
 
 bench: bootstrap-bench release

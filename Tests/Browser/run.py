@@ -1,0 +1,18 @@
+"""Runs the browser tests and ends with one summary line ("browser: N passed, N failed")."""
+
+import sys
+import unittest
+
+
+def main():
+    names = sys.argv[1:] or ["test_page"]
+    suite = unittest.defaultTestLoader.loadTestsFromNames(names)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    passed = result.testsRun - failed - len(result.skipped)
+    print(f"browser: {passed} passed, {failed} failed")
+    return 0 if failed == 0 and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

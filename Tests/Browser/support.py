@@ -1,0 +1,150 @@
+"""Helpers for the browser tests: a real happyserver on a free port with its
+own config and data directory, and headless Chromium sessions driven by
+Selenium (desktop, or a phone with touch and devicePixelRatio 3)."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER_BINARY = Path(os.environ.get("HAPPY_SERVER", REPO / ".build" / "debug" / "happyserver"))
+CHROMIUM = os.environ.get("HAPPY_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("HAPPY_CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
+SHOTS = Path(os.environ.get("HAPPY_SHOTS", "/tmp/page-shots"))
+
+
+class Server:
+    """happyserver with persistence on, in a temporary directory; restartable on the same port and data."""
+
+    def __init__(self, settings=None):
+        self.directory = Path(tempfile.mkdtemp(prefix="happy-browser-"))
+        self.config_path = self.directory / "config.json"
+        config = {
+            "port": 0,
+            "webRoot": str(REPO / "web"),
+            "dataDir": str(self.directory / "data"),
+            "persistence": {"enabled": True, "fsync": False},
+            "log": {"level": "info", "format": "text"},
+        }
+        config.update(settings or {})
+        self.config_path.write_text(json.dumps(config))
+        self.port = 0
+        self.process = None
+        self.log_lines = []
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout=20):
+        arguments = [str(SERVER_BINARY), "--config", str(self.config_path)]
+        if self.port:
+            arguments += ["--port", str(self.port)]
+        self.process = subprocess.Popen(arguments, cwd=self.directory, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        listening = threading.Event()
+
+        def read(process):
+            for line in process.stdout:
+                self.log_lines.append(line.rstrip())
+                match = re.search(r"listening.*port=(\d+)", line)
+                if match:
+                    self.port = int(match.group(1))
+                    listening.set()
+
+        self.reader = threading.Thread(target=read, args=(self.process,), daemon=True)
+        self.reader.start()
+        deadline = time.time() + timeout
+        while time.time() < deadline and self.process.poll() is None:
+            if listening.wait(0.05):
+                return self
+        raise RuntimeError("happyserver did not start:\n" + "\n".join(self.log_lines[-30:]))
+
+    def stop(self):
+        """SIGTERM, as a deploy would; waits for the process."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process:
+            self.reader.join(5)
+            self.process.stdout.close()
+
+    def close(self):
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    # HTTP API
+
+    def get(self, path):
+        with urllib.request.urlopen(self.base + path, timeout=10) as response:
+            return response.read()
+
+    def state(self, room):
+        return json.loads(self.get(f"/api/state?room={room}"))
+
+    def intent(self, room, body, name="tester"):
+        request = urllib.request.Request(f"{self.base}/api/intent?room={room}", data=json.dumps(body).encode(),
+                                         headers={"X-Happy-Name": name, "Content-Type": "application/json"},
+                                         method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raise AssertionError(f"intent {body} refused: {error.code} {error.read().decode()}") from None
+
+
+def browser(phone=False, width=1280, height=800):
+    """A headless Chromium session; `phone` emulates a 390×844 touch screen at devicePixelRatio 3."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--hide-scrollbars", "--force-color-profile=srgb", "--disable-extensions",
+                     "--no-first-run", "--disable-background-timer-throttling",
+                     "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"):
+        options.add_argument(argument)
+    if phone:
+        options.add_experimental_option("mobileEmulation", {
+            "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": True},
+            "userAgent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 "
+                         "(KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36",
+        })
+    else:
+        options.add_argument(f"--window-size={width},{height}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    if not phone:
+        # --window-size sizes the window; make the viewport itself the asked size.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                               {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    return driver
+
+
+def wait_for(driver, predicate, timeout=10, message=""):
+    """Waits until predicate(driver) is truthy and returns it."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d), message)
+
+
+def info(driver):
+    return driver.execute_script("return window.happy && window.happy.info ? window.happy.info() : null")
+
+
+def console_errors(driver):
+    return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The page's browser tests (Tests/Browser): headless Chromium driven by Selenium
+# against the real debug happyserver, which each test class starts on a free
+# port with its own config and data directory.
+# Installs what is missing: Debian chromium and chromium-driver (bootstrap.sh test),
+# and a venv in .build/browser-venv with selenium and Pillow from PyPI.
+# Usage: scripts/browser-tests.sh [test names, e.g. test_page.CanvasMatchesServerFrame]
+# Environment: SCRATCH_PATH  swift build folder (default .build)
+#              HAPPY_SHOTS   where screenshots go (default /tmp/page-shots)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH=/opt/swift/usr/bin:$PATH
+
+scripts/bootstrap.sh test
+
+venv=$root/.build/browser-venv
+if ! "$venv/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
+  echo "browser-tests: making $venv (selenium, Pillow)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'selenium>=4.20,<5' 'pillow>=10'
+fi
+
+scratch=${SCRATCH_PATH:-.build}
+swift build --product happyserver --scratch-path "$scratch"
+export HAPPY_SERVER
+HAPPY_SERVER=$(cd "$scratch/debug" && pwd)/happyserver
+
+cd Tests/Browser
+exec "$venv/bin/python" run.py "$@"

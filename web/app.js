@@ -1,0 +1,425 @@
+// The Happy page: the room's shared scene drawn on three canvases, steered by
+// the seeds' gestures and controls, kept live over /ws.
+import { loadArt } from './js/art.js';
+import { PanelLayout, drawComposite, drawFitted, waveStep } from './js/drawing.js';
+import { RoomConnection } from './js/connection.js';
+import { CanvasView, faceView, heartView, dragonView } from './js/views.js';
+import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, streamInterval } from './js/gestures.js';
+import { statusAfter, logLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
+import { storedName, askName } from './js/name-dialog.js';
+
+const $ = (id) => document.getElementById(id);
+const LOG_LIMIT = 40;
+const EDIT_GRACE_MS = 800;
+
+const params = new URLSearchParams(location.search);
+const room = params.get('room') || 'lobby';
+const token = params.get('token') || '';
+const pinnedStep = /^\d{1,2}$/.test(params.get('phase') || '') ? Number(params.get('phase')) : null;
+
+/** Everything the views draw from. */
+const model = {
+  state: {
+    face: { happiness: 50, smile: 0, scale: 0.9 },
+    heart: { rate: 0.5, fillColor: '#ff0000', strokeColor: '#000000', lineWidth: 1 },
+    dragon: { x: 10, y: 10, hidden: false },
+  },
+  geometry: { width: 375, height: 180, dragonSize: 100, step: 10 },
+  layout: null,
+  /** The status label: the server's text for the last dragon event, and who caused it. */
+  status: { text: "dragon's status", by: null },
+  presence: new Map(),
+  presenceCount: 0,
+  you: null,
+  recovered: false,
+  connection: { phase: 'connecting', text: 'Connecting…' },
+  step: () => (pinnedStep !== null ? pinnedStep : waveStep(connection ? connection.serverNow() : Date.now())),
+};
+
+let art = null;
+let connection = null;
+let views = [];
+let sceneView = null;
+const lastLocalEdit = new Map();
+
+// MARK: start
+
+async function start() {
+  $('room-name').textContent = room;
+  document.title = `Happy · ${room}`;
+  try {
+    art = await loadArt();
+  } catch (error) {
+    showError(`The scene art could not be loaded: ${error.message}`);
+    return;
+  }
+  model.status.text = art.panel.initialStatus;
+  model.layout = new PanelLayout(art, model.geometry);
+  views = [faceView($('face'), model), heartView($('heart'), model), dragonView($('dragon'), model)];
+  layoutPanel();
+  wireControls();
+  renderAll();
+  requestAnimationFrame(frame);
+
+  let name = storedName();
+  if (!name) {
+    model.connection = { phase: 'connecting', text: 'Choose a name to join' };
+    renderConnection();
+    name = await askName(null);
+  }
+  $('you-name').textContent = name;
+  connection = new RoomConnection({ room, name, token, handlers });
+  wireStreams();
+  await connection.start();
+}
+
+function frame() {
+  for (const view of views) view.update();
+  if (sceneView && !$('frame-compare').hidden) sceneView.update();
+  requestAnimationFrame(frame);
+}
+
+// MARK: messages from the server
+
+const handlers = {
+  welcome(message, { firstVisit }) {
+    model.you = message.you;
+    model.recovered = message.recovered && !firstVisit;
+    if (message.scene && JSON.stringify(message.scene) !== JSON.stringify(model.geometry)) {
+      model.geometry = message.scene;
+      model.layout = new PanelLayout(art, model.geometry);
+      layoutPanel();
+    }
+    model.state = message.state;
+    model.presence = new Map(message.presence.map((p) => [p.id, p]));
+    model.presenceCount = message.presenceCount;
+    $('you-name').textContent = message.you.name;
+    wireStreams();
+    if (!message.recovered && firstVisit) setStatus(art.panel.initialStatus, null);
+    renderAll();
+  },
+
+  event(event, { replayed }) {
+    model.state = event.state;
+    const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
+    if (status !== undefined) setStatus(status, event.name === 'room:didReset:' ? null : event.sender.name);
+    addLog(`${timeOfDay(event.time)} ${logLine(event)}`, replayed ? 'past' : 'event');
+    renderAll();
+  },
+
+  resync(message) {
+    model.state = message.state;
+    if (Array.isArray(message.presence)) model.presence = new Map(message.presence.map((p) => [p.id, p]));
+    if (typeof message.presenceCount === 'number') model.presenceCount = message.presenceCount;
+    addLog(`${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, 'note');
+    renderAll();
+  },
+
+  presence(message) {
+    if (message.joined && !model.presence.has(message.joined.id)) {
+      model.presence.set(message.joined.id, message.joined);
+      model.presenceCount += 1;
+      addLog(`${timeOfDay(Date.now())} ${message.joined.name} joined`, 'note');
+    }
+    if (message.left && model.presence.delete(message.left.id)) {
+      model.presenceCount = Math.max(model.presence.size, model.presenceCount - 1);
+      addLog(`${timeOfDay(Date.now())} ${message.left.name} left`, 'note');
+    }
+    renderPresence();
+  },
+
+  serverError(message) {
+    showError(`${message.code}: ${message.message}`);
+    addLog(`${timeOfDay(Date.now())} error ${message.code}: ${message.message}`, 'error');
+  },
+
+  state(report) {
+    model.connection = report;
+    renderConnection();
+    if (report.phase === 'refused') showError(report.text);
+  },
+};
+
+function setStatus(text, by) {
+  model.status = { text, by };
+  $('status').textContent = by ? `${by}: ${text}` : text;
+}
+
+// MARK: intents
+
+function send(action, fields = {}) {
+  if (!connection || connection.sendIntent(action, fields) === null) {
+    showError(`Not connected: ${action} was not sent.`);
+    return false;
+  }
+  return true;
+}
+
+const streams = {};
+
+/** Gesture streams, paced from the server's rate limit (welcome.limits). */
+function wireStreams() {
+  const interval = streamInterval(connection.limits);
+  if (streams.interval === interval) return;
+  streams.interval = interval;
+  streams.happiness = happinessStream(interval, send);
+  streams.scale = scaleStream(interval, send);
+  streams.rate = latestValueStream(interval, 'heart.setRate', send);
+  streams.style = latestValueStream(interval, 'heart.setStyle', send);
+}
+
+function wireControls() {
+  attachFaceGestures($('face'), {
+    nudge: { add: (d) => streams.happiness?.add(d), flush: () => streams.happiness?.flush() },
+    pinch: { add: (f) => streams.scale?.add(f), flush: () => streams.scale?.flush() },
+  });
+
+  const edited = (input) => lastLocalEdit.set(input.id, performance.now());
+  $('rate').addEventListener('input', (event) => {
+    edited(event.target);
+    $('rate-value').textContent = Number(event.target.value).toFixed(2);
+    streams.rate?.set({ value: Number(event.target.value) });
+  });
+  $('rate').addEventListener('change', () => streams.rate?.flush());
+  for (const [id, field] of [['fill-color', 'fillColor'], ['stroke-color', 'strokeColor']]) {
+    $(id).addEventListener('input', (event) => {
+      edited(event.target);
+      streams.style?.set({ [field]: event.target.value });
+    });
+    $(id).addEventListener('change', () => streams.style?.flush());
+  }
+  $('line-width').addEventListener('input', (event) => {
+    edited(event.target);
+    $('line-width-value').textContent = event.target.value;
+    streams.style?.set({ lineWidth: Number(event.target.value) });
+  });
+  $('line-width').addEventListener('change', () => streams.style?.flush());
+
+  document.addEventListener('keydown', shortcut);
+  $('change-name').addEventListener('click', changeName);
+  $('reconnect').addEventListener('click', () => connection?.reconnectNow());
+  $('error-close').addEventListener('click', hideError);
+  $('show-frame').addEventListener('change', toggleFrame);
+}
+
+/** ← back, → forward, H hide: the dragon's buttons from the keyboard, unless typing or adjusting a control. */
+function shortcut(event) {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest('input, textarea, select, [contenteditable], dialog')) return;
+  const actions = { ArrowLeft: 'dragon.back', ArrowRight: 'dragon.forward', h: 'dragon.toggleHidden', H: 'dragon.toggleHidden' };
+  const action = actions[event.key];
+  if (!action) return;
+  event.preventDefault();
+  send(action);
+}
+
+async function changeName() {
+  const name = await askName(connection ? connection.name : storedName());
+  if (name && connection && name !== connection.name) {
+    $('you-name').textContent = name;
+    connection.rename(name);
+  }
+}
+
+// MARK: the dragon panel's buttons and label over its canvas
+
+const BUTTON_LABELS = { back: 'Move the dragon back', forward: 'Move the dragon forward', hide: 'Hide the dragon' };
+const BUTTON_KEYS = { back: 'ArrowLeft', forward: 'ArrowRight', hide: 'H' };
+
+/** Real buttons over the canvas's drawn ones, in percentages of the panel, so they scale with it. */
+function layoutPanel() {
+  const layout = model.layout;
+  const panel = $('panel');
+  panel.style.aspectRatio = `${layout.width} / ${layout.height}`;
+  panel.style.setProperty('--panel-width', layout.width);
+  const percent = (value, whole) => `${(value / whole) * 100}%`;
+  const holder = $('panel-buttons');
+  holder.replaceChildren();
+  for (const button of art.panel.buttons) {
+    const rect = layout.buttonRect(button);
+    const element = document.createElement('button');
+    element.type = 'button';
+    element.className = 'panel-button';
+    element.id = `dragon-${button.name}`;
+    element.dataset.action = button.action;
+    element.setAttribute('aria-label', BUTTON_LABELS[button.name] || button.name);
+    if (BUTTON_KEYS[button.name]) element.setAttribute('aria-keyshortcuts', BUTTON_KEYS[button.name]);
+    Object.assign(element.style, {
+      left: percent(rect.x, layout.width), top: percent(rect.y, layout.height),
+      width: percent(rect.width, layout.width), height: percent(rect.height, layout.height),
+      borderRadius: percent(button.radius, button.width),
+    });
+    element.addEventListener('click', () => send(button.action));
+    holder.append(element);
+  }
+  const label = layout.labelRect();
+  Object.assign($('status').style, {
+    top: percent(label.y, layout.height), height: percent(label.height, layout.height),
+    color: art.panel.textColor, fontSize: `calc(${art.panel.fontSize} / ${layout.width} * 100cqw)`,
+  });
+}
+
+// MARK: rendering the DOM around the canvases
+
+function renderAll() {
+  const { face, heart, dragon } = model.state;
+  $('face').setAttribute('aria-label', faceDescription(face));
+  $('heart').setAttribute('aria-label', heartDescription(heart));
+  $('dragon').setAttribute('aria-label', dragonDescription(dragon, model.geometry));
+  $('happiness-value').textContent = String(face.happiness);
+  $('scale-value').textContent = face.scale.toFixed(2);
+  syncControl('rate', heart.rate, (v) => { $('rate-value').textContent = v.toFixed(2); });
+  syncControl('fill-color', heart.fillColor);
+  syncControl('stroke-color', heart.strokeColor);
+  syncControl('line-width', heart.lineWidth, (v) => { $('line-width-value').textContent = String(v); });
+  const hide = $('dragon-hide');
+  if (hide) {
+    hide.setAttribute('aria-label', dragon.hidden ? 'Show the dragon' : 'Hide the dragon');
+    hide.setAttribute('aria-pressed', String(dragon.hidden));
+  }
+  renderPresence();
+  scheduleFrameImage();
+}
+
+/** Shows the room's value in a control, unless this person is moving it right now. */
+function syncControl(id, value, show) {
+  const input = $(id);
+  const sinceEdit = performance.now() - (lastLocalEdit.get(id) ?? -Infinity);
+  if (sinceEdit < EDIT_GRACE_MS) return;
+  input.value = String(value);
+  if (show) show(value);
+}
+
+function renderPresence() {
+  const list = $('presence');
+  const items = [...model.presence.values()].map((person) => {
+    const item = document.createElement('li');
+    item.textContent = person.name;
+    if (model.you && person.id === model.you.id) {
+      item.classList.add('me');
+      item.append(' (you)');
+    }
+    return item;
+  });
+  const unseen = model.presenceCount - model.presence.size;
+  if (unseen > 0) {
+    const more = document.createElement('li');
+    more.textContent = `and ${unseen} more`;
+    items.push(more);
+  }
+  list.replaceChildren(...items);
+  $('presence-count').textContent = String(model.presenceCount);
+}
+
+let countdown = null;
+function renderConnection() {
+  const report = model.connection;
+  const element = $('connection');
+  element.dataset.phase = report.phase;
+  const render = () => {
+    let text = report.text;
+    if (report.retryAt) text += ` — ${report.detail} ${Math.max(0, Math.ceil((report.retryAt - Date.now()) / 1000))} s`;
+    else if (report.detail) text += ` — ${report.detail}`;
+    element.textContent = text;
+  };
+  clearInterval(countdown);
+  render();
+  if (report.retryAt) countdown = setInterval(render, 250);
+  $('reconnect').hidden = !(report.phase === 'reconnecting' || report.phase === 'refused');
+}
+
+function addLog(text, kind) {
+  const item = document.createElement('li');
+  item.textContent = text;
+  item.className = kind;
+  const log = $('log');
+  log.prepend(item);
+  while (log.children.length > LOG_LIMIT) log.lastElementChild.remove();
+}
+
+let errorTimer = null;
+function showError(text) {
+  $('error-text').textContent = text;
+  $('error').hidden = false;
+  clearTimeout(errorTimer);
+  errorTimer = setTimeout(hideError, 12000);
+}
+
+function hideError() {
+  $('error').hidden = true;
+}
+
+// MARK: the server's frame beside the page's own drawing
+
+function toggleFrame() {
+  const on = $('show-frame').checked;
+  $('frame-compare').hidden = !on;
+  if (on && !sceneView) {
+    const canvas = $('scene');
+    canvas.style.aspectRatio = `${art.scene.width} / ${art.scene.height}`;
+    $('frame-image').style.aspectRatio = `${art.scene.width} / ${art.scene.height}`;
+    sceneView = new CanvasView(canvas, {
+      describe: () => `${JSON.stringify(model.state)}|${model.status.text}|${model.step()}`,
+      paint: (ctx, width, height) => drawFitted(ctx, art.scene.width, art.scene.height,
+        { x: 0, y: 0, width, height }, () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step())),
+    });
+  }
+  scheduleFrameImage();
+}
+
+let frameTimer = null;
+function scheduleFrameImage() {
+  if (!$('show-frame').checked || !connection) return;
+  clearTimeout(frameTimer);
+  frameTimer = setTimeout(() => {
+    const image = $('frame-image');
+    const ratio = window.devicePixelRatio || 1;
+    const width = Math.max(16, Math.min(2048, Math.round((image.clientWidth || art.scene.width) * ratio)));
+    const height = Math.max(16, Math.round(width * art.scene.height / art.scene.width));
+    const query = { w: String(width), h: String(height), v: String(connection.seq ?? 0) };
+    if (pinnedStep !== null) query.phase = String(pinnedStep);
+    image.src = connection.httpURL('/frame/scene.png', query);
+  }, 150);
+}
+
+// MARK: test hooks
+//
+// Used by the browser tests (Tests/Browser); harmless for people.
+// happy.snapshot(width, height): a PNG data URL of the composite scene drawn
+//   like the server's /frame/scene.png at that size (same layout rectangles,
+//   the server's status text), from the current state and wave step (pinned
+//   by ?phase=NN, as the frame's `phase`).
+// happy.info(): the page's state: connection phase and text, recovered,
+//   epoch, seq, scene state, status label, you, presence names, how often
+//   each view was painted, the estimated server time and the wave step.
+window.happy = {
+  snapshot(width = art.scene.width, height = art.scene.height) {
+    const canvas = document.createElement('canvas');
+    canvas.width = width;
+    canvas.height = height;
+    const ctx = canvas.getContext('2d');
+    drawFitted(ctx, art.scene.width, art.scene.height, { x: 0, y: 0, width, height },
+      () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step()));
+    return canvas.toDataURL('image/png');
+  },
+  info() {
+    const serverNow = connection ? connection.serverNow() : Date.now();
+    return {
+      connection: model.connection.phase,
+      connectionText: $('connection').textContent,
+      recovered: model.recovered,
+      epoch: connection?.epoch ?? null,
+      seq: connection?.seq ?? null,
+      state: model.state,
+      status: $('status').textContent,
+      you: model.you,
+      presence: [...model.presence.values()].map((p) => p.name),
+      presenceCount: model.presenceCount,
+      paints: views.map((view) => view.paints),
+      serverNow,
+      step: pinnedStep !== null ? pinnedStep : waveStep(serverNow),
+    };
+  },
+};
+
+start();
