@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test fuzz clean help
+.PHONY: all build release run test conformance fuzz clean help
 FUZZ_RUNS ?= 100000
 
 all: build
@@ -13,6 +13,7 @@ all: build
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
+	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~15 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make clean  remove build products"
 
@@ -37,6 +38,11 @@ test: bootstrap-test
 	swift test --skip-build --filter HappySQLiteTests
 	swift test --skip-build --filter HappyServerTests
 	scripts/fuzz.sh $(FUZZ_RUNS)
+	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh quick
+
+conformance: bootstrap-test
+	swift build --product happyserver $(SWIFT_BUILD_FLAGS)
+	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh full
 
 fuzz: bootstrap-build
 	scripts/fuzz.sh 0

@@ -7,7 +7,7 @@ purpose=${1:-build}
 packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev)
 case "$purpose" in
   build) ;;
-  test) packages+=(openssl) ;;
+  test) packages+=(openssl curl) ;;
   bench) packages+=(wrk) ;;
   *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
 esac
