@@ -30,7 +30,8 @@ extension HappyServer {
         switch authorize(connection, query: query, room: roomName) {
         case .allowed(let role, let name):
             connection.role = role
-            if let name, query["name"] == nil { connection.participant.name = name }
+            // With access tokens the name is the token's subject, whatever `name=` says.
+            if let name { connection.participant.name = name }
         case .refused(let message):
             refuse(connection, CloseCode.policyViolation, message, reason: "token")
             return
