@@ -13,6 +13,7 @@ extension HappyServer {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
         runtime.pendingIntents += 1
+        runtime.wasUsed = true
         if case .connection(let connection) = reply { connection.pendingIntents += 1 }
         pipeline.append(PendingIntent(runtime: runtime, reply: reply, intentID: intent.id,
                                       action: intent.action.wireName, applied: applied, frame: frame))
@@ -44,6 +45,7 @@ extension HappyServer {
     private func finishCommit(batch id: UInt64, result: Result<Void, StoreError>, seconds: Double) {
         guard let batch = pipeline.finishBatch(id: id) else { return }
         if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
+        for commit in batch.commits { rooms[commit.room]?.creationPending = false }
         switch result {
         case .success:
             if !storeHealthy {

@@ -14,6 +14,12 @@ final class RoomRuntime {
     /// Intents applied but not yet recorded or answered.
     var pendingIntents = 0
     var idleSince: Double
+    /// Joined by a client or sent an intent since it was loaded. Rooms only
+    /// ever read over HTTP, which anyone can name, leave memory sooner.
+    var wasUsed = false
+    /// Created here and not yet recorded by the store: dropping it now would
+    /// let the next visitor create it again under another epoch.
+    var creationPending = false
 
     init(name: String, now: Double) {
         self.name = name
@@ -22,6 +28,8 @@ final class RoomRuntime {
 
     var isLoading: Bool { room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || reservedSeats > 0 }
+    /// Nothing holds the room in memory: no clients, no load, no unrecorded work.
+    var isEvictable: Bool { !isOccupied && !isLoading && pendingIntents == 0 && !creationPending }
     var participants: [Participant] { members.map(\.participant) }
 
     /// Runs `body` once the room is loaded (now, if it already is).
