@@ -13,7 +13,7 @@ all: build
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test"
-	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~15 min)"
+	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make clean  remove build products"
 

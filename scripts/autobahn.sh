@@ -5,9 +5,9 @@
 #
 # Usage: scripts/autobahn.sh [quick|full]
 #   quick  (make test)         cases 1-10 with compression off, then a subset of
-#                              12.x/13.x with permessage-deflate on (about 1.5 min)
+#                              12.x/13.x with permessage-deflate on (about 1 min)
 #   full   (make conformance)  cases 1-10 off, then all of 12-13 with
-#                              permessage-deflate on (about 15 min)
+#                              permessage-deflate on (about 17 min)
 # Reports: .build/autobahn-reports/<run>/index.html (and index.json).
 # Environment: HAPPYSERVER  the server binary (default .build/debug/happyserver)
 #              AUTOBAHN_PYTHON  a Python 2.7 (default: pyenv's 2.7, or python2.7)
@@ -18,13 +18,13 @@ root=$PWD
 mode=${1:-quick}
 case "$mode" in
   quick)
-    # The small and mid-sized messages of each payload kind (12.1-12.5) and
-    # of each offer/accept combination (13.1-13.7): every code path of the
-    # extension, without the 1000-message 64-128 KiB cases that dominate
-    # the full run.
-    deflate_cases='["12.1.1","12.1.2","12.1.3","12.1.4","12.1.5","12.1.11","12.2.1","12.2.4","12.3.1",
-                    "12.3.4","12.4.1","12.4.4","12.5.1","12.5.4","12.5.11","13.1.1","13.1.4","13.1.11",
-                    "13.2.1","13.2.4","13.3.1","13.3.4","13.4.1","13.4.4","13.5.1","13.5.4","13.6.1",
+    # Messages of 16 B to 16 KiB, whole and auto-fragmented, of each payload
+    # kind (12.1-12.5) and each offer/accept combination (13.1-13.7): every
+    # code path of the extension, without the 1000-message 32-128 KiB cases
+    # that dominate the full run.
+    deflate_cases='["12.1.1","12.1.2","12.1.3","12.1.4","12.1.5","12.1.7","12.1.11","12.2.1","12.2.4","12.3.1",
+                    "12.3.4","12.4.1","12.4.4","12.5.1","12.5.4","12.5.7","12.5.11","13.1.1","13.1.4","13.1.11",
+                    "13.2.1","13.2.4","13.3.1","13.3.4","13.3.7","13.4.1","13.4.4","13.5.1","13.5.4","13.6.1",
                     "13.6.4","13.7.1","13.7.4","13.7.11"]'
     time_limit=900 ;;
   full)
