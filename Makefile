@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test fuzz bench bench-frames clean help
+.PHONY: all build release run test conformance fuzz bench bench-frames clean help
 PEER_BENCH ?= ../shared/bench
 BENCH_SECONDS ?= 10
 FUZZ_RUNS ?= 100000
@@ -15,6 +15,7 @@ all: build
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
+	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, when ../shared/bench exists, the peers side by side"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
@@ -43,6 +44,11 @@ test: bootstrap-test
 	swift test --skip-build --filter HappyServerTests
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
+	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh quick
+
+conformance: bootstrap-test
+	swift build --product happyserver $(SWIFT_BUILD_FLAGS)
+	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh full
 
 bench: bootstrap-bench release
 	mkdir -p bench/results

@@ -78,7 +78,7 @@ let package = Package(
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
-            dependencies: ["HappyCore", "HappyClientKit", "happyserver"]
+            dependencies: ["HappyCore", "HappyServer", "HappyClientKit", "happyserver"]
         ),
     ]
 )

@@ -46,7 +46,8 @@ public final class ClientLoop: @unchecked Sendable {
         var info = lws_context_creation_info()
         info.port = happy_context_port_no_listen
         info.protocols = UnsafePointer(protocols)
-        info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+        // JUST_USE_RAW_ORIGIN: send `Origin` as given (lws would prefix "http://").
+        info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_JUST_USE_RAW_ORIGIN)
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.gid = -1
         info.uid = -1
@@ -149,7 +150,8 @@ public final class ClientLoop: @unchecked Sendable {
         info.port = Int32(url.port)
         info.path = connection.cString(url.path)
         info.host = connection.cString(url.port == (url.secure ? 443 : 80) ? url.host : "\(url.host):\(url.port)")
-        info.origin = connection.cString(connection.options.origin ?? url.host)
+        // Not a browser: no Origin header unless one is asked for.
+        if let origin = connection.options.origin { info.origin = connection.cString(origin) }
         if let subprotocol = connection.options.subprotocol { info.protocol = connection.cString(subprotocol) }
         info.local_protocol_name = UnsafePointer(protocolName)
         info.ietf_version_or_minus_one = -1

@@ -26,6 +26,7 @@ public protocol WebSocketDelegate: AnyObject {
 public struct WebSocketOptions: Sendable {
     /// Subprotocol to offer (`happy.v1`), or nil to offer none.
     public var subprotocol: String?
+    /// The `Origin` header, as a browser page would send it; nil sends none.
     public var origin: String?
     public var headers: [(name: String, value: String)]
     /// Accept self-signed certificates (tests, local TLS).

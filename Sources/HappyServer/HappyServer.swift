@@ -25,6 +25,8 @@ public final class HappyServer: @unchecked Sendable {
     let startedAt = Clock.monotonicSeconds()
     /// Largest number of bytes coalesced into one socket write.
     static let writeBatchBytes = 32 * 1024
+    /// Seconds a client has for its request headers (and handshake), and for a whole request body.
+    static let requestTimeoutSeconds = 10.0
 
     var context: OpaquePointer?
     var vhost: OpaquePointer?
@@ -123,8 +125,9 @@ public final class HappyServer: @unchecked Sendable {
         info.pt_serv_buf_size = 32 * 1024
         info.count_threads = 1
         // Slow or stalled clients: the handshake and request headers must
-        // arrive within this many seconds (lws does not extend it per byte).
-        info.timeout_secs = 10
+        // arrive within this many seconds (lws does not extend it per byte;
+        // it does per body chunk, see httpBody).
+        info.timeout_secs = UInt32(Self.requestTimeoutSeconds)
         info.max_http_header_data = 4096
         info.gid = -1
         info.uid = -1

@@ -21,6 +21,8 @@ final class HTTPExchange {
     let path: String
     let query: [String: String]
     let peerAddress: String
+    /// When the request's headers were complete (monotonic seconds).
+    let startedAt: Double
     var body: [UInt8] = []
     var expectedBodyLength = 0
     var response: HTTPResponse?
@@ -31,12 +33,14 @@ final class HTTPExchange {
     var streamWriter: ((HTTPExchange) -> Int32)?
     var onClose: ((HTTPExchange) -> Void)?
 
-    init(wsi: OpaquePointer, method: String, path: String, query: [String: String], peerAddress: String) {
+    init(wsi: OpaquePointer, method: String, path: String, query: [String: String], peerAddress: String,
+         startedAt: Double) {
         self.wsi = wsi
         self.method = method
         self.path = path
         self.query = query
         self.peerAddress = peerAddress
+        self.startedAt = startedAt
     }
 
     /// The request path without its query string.

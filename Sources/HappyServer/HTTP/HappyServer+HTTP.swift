@@ -30,8 +30,8 @@ extension HappyServer {
 
     func httpRequest(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let (method, path) = LWSHeaders.methodAndPath(wsi) else { return -1 }
-        let exchange = HTTPExchange(wsi: wsi, method: method, path: path,
-                                    query: LWSHeaders.queryArguments(wsi), peerAddress: LWSHeaders.peerAddress(wsi))
+        let exchange = HTTPExchange(wsi: wsi, method: method, path: path, query: LWSHeaders.queryArguments(wsi),
+                                    peerAddress: LWSHeaders.peerAddress(wsi), startedAt: Clock.monotonicSeconds())
         attach(exchange)
         if method == "POST", let lengthText = LWSHeaders.value(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
            let declared = Int(lengthText.trimmingCharacters(in: .whitespaces)), declared > 0 {
@@ -50,9 +50,18 @@ extension HappyServer {
         return 0
     }
 
+    /// lws restarts its body timeout at every chunk, so a client sending a
+    /// byte now and then would hold the connection for ever: the whole body
+    /// must arrive within `requestTimeoutSeconds` of the headers.
     func httpBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let exchange = exchange(of: wsi), let input else { return 0 }
         guard exchange.body.count + length <= maxRequestBody else { return -1 }
+        if Clock.monotonicSeconds() - exchange.startedAt > Self.requestTimeoutSeconds {
+            metrics.countRefusal("slowBody")
+            logger.info("dropping slow request body", ["peer": exchange.peerAddress, "path": exchange.route,
+                                                      "received": "\(exchange.body.count)"])
+            return -1
+        }
         exchange.body.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
         return 0
     }

@@ -30,6 +30,8 @@ extension HappyServer {
                metrics.connectionsRefused.sorted { $0.key < $1.key }.map { ("reason=\"\($0.key)\"", "\($0.value)") })
         single("happy_rooms", "gauge", "Rooms in memory.", rooms.count)
         single("happy_rooms_occupied", "gauge", "Rooms with connected clients.", occupiedRoomCount)
+        single("happy_rooms_trimmed_total", "counter", "Idle rooms dropped early: too many rooms without clients in memory.",
+               metrics.roomsTrimmed)
         metric("happy_intents_total", "counter", "Intents applied, by action and result.",
                metrics.intents.sorted { $0.key < $1.key }.map { entry in
                    let parts = entry.key.split(separator: "|")

@@ -17,6 +17,7 @@ final class Metrics {
     var floodCloses = 0
     var slowReaderCloses = 0
     var pingTimeouts = 0
+    var roomsTrimmed = 0
     var httpRequests: [String: Int] = [:]     // status class → count
     let commitLatency = Histogram(bounds: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1])
     let renderLatency = Histogram(bounds: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1])

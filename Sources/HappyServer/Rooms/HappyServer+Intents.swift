@@ -9,6 +9,7 @@ extension HappyServer {
             return
         }
         runtime.pendingIntents += 1
+        runtime.wasUsed = true
         if case .connection(let connection) = reply { connection.pendingIntents += 1 }
         pipeline.append(apply(intent, in: runtime, sender: sender, reply: reply))
         if storeWorker.isSynchronous { flushCommits() }
@@ -50,6 +51,7 @@ extension HappyServer {
     private func finishCommit(batch id: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
         guard let batch = pipeline.finishBatch(id: id) else { return }
         if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
+        for commit in batch.commits { rooms[commit.room]?.creationPending = false }
         switch result {
         case .success(let conflicts):
             if !storeHealthy {

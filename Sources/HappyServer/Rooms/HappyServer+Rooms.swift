@@ -5,6 +5,11 @@ import HappyCore
 extension HappyServer {
     /// Seconds an empty room stays in memory before it is dropped (its state stays in the store).
     static let roomIdleSeconds = 60.0
+    /// The same for a room that was only ever read over HTTP.
+    static let unusedRoomIdleSeconds = 5.0
+    /// Rooms without clients kept in memory: `limits.maxRooms`, so that at
+    /// most twice that many rooms are ever in memory (plus loads in flight).
+    var idleRoomCap: Int { config.limits.maxRooms }
 
     // MARK: admission
 
@@ -30,7 +35,8 @@ extension HappyServer {
         switch authorize(connection, query: query, room: roomName) {
         case .allowed(let role, let name):
             connection.role = role
-            if let name, query["name"] == nil { connection.participant.name = name }
+            // With access tokens the name is the token's subject, whatever `name=` says.
+            if let name { connection.participant.name = name }
         case .refused(let message):
             refuse(connection, CloseCode.policyViolation, message, reason: "token")
             return
@@ -48,6 +54,7 @@ extension HappyServer {
         }
         connection.admitted = true
         admittedCount += 1
+        runtime.wasUsed = true
         connection.roomName = roomName
         connection.room = runtime
         connection.resume = (query["since"].flatMap { UInt64($0) }, query["epoch"])
@@ -148,6 +155,7 @@ extension HappyServer {
             }
             return runtime
         }
+        if rooms.count - occupiedRoomCount >= idleRoomCap + idleRoomCap / 10 + 1 { trimIdleRooms() }
         let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds())
         rooms[name] = runtime
         if let clusterBus {
@@ -190,6 +198,7 @@ extension HappyServer {
             pipeline.appendCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
                                                scene: rules.defaults, events: []))
             logger.debug("room created", ["room": name, "epoch": room.epoch])
+            runtime.creationPending = true
             recoverDragonStatus(runtime, history: [])
             runtime.loaded(room)
         case .failure(let error):
@@ -200,11 +209,21 @@ extension HappyServer {
 
     /// Drops rooms that have been empty and quiet for a while.
     func evictIdleRooms(now: Double) {
-        for (name, runtime) in rooms where !runtime.isOccupied && !runtime.isLoading
-            && runtime.pendingIntents == 0 && runtime.frameStreams.isEmpty
-            && now - runtime.idleSince > Self.roomIdleSeconds {
+        for (name, runtime) in rooms where runtime.isEvictable
+            && now - runtime.idleSince > (runtime.wasUsed ? Self.roomIdleSeconds : Self.unusedRoomIdleSeconds) {
             rooms.removeValue(forKey: name)
             clusterBus?.unwatch(room: name)
         }
+    }
+
+    /// Past the cap of rooms without clients (a flood of `GET /api/state`
+    /// for made-up rooms, say), drops the longest idle ones down to the cap;
+    /// the slack above the cap keeps this O(1) per room created on average.
+    private func trimIdleRooms() {
+        let excess = rooms.count - occupiedRoomCount - idleRoomCap
+        guard excess > 0 else { return }
+        let idle = rooms.values.filter(\.isEvictable).sorted { $0.idleSince < $1.idleSince }
+        for runtime in idle.prefix(excess) { rooms.removeValue(forKey: runtime.name) }
+        metrics.roomsTrimmed += min(excess, idle.count)
     }
 }

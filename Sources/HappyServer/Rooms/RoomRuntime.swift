@@ -18,6 +18,12 @@ final class RoomRuntime {
     var dragonStatus = ""
     /// Frame streams watching this room; they keep it in memory.
     var frameStreams: [FrameStream] = []
+    /// Joined by a client or sent an intent since it was loaded. Rooms only
+    /// ever read over HTTP, which anyone can name, leave memory sooner.
+    var wasUsed = false
+    /// Created here and not yet recorded by the store: dropping it now would
+    /// let the next visitor create it again under another epoch.
+    var creationPending = false
 
     init(name: String, now: Double) {
         self.name = name
@@ -75,6 +81,12 @@ final class RoomRuntime {
             finishLoading(room, error: nil)
         }
     }
+
+    /// Nothing holds the room in memory: no clients, no load, no unrecorded work.
+    var isEvictable: Bool {
+        !isOccupied && !isLoading && pendingIntents == 0 && !creationPending && frameStreams.isEmpty
+    }
+    var participants: [Participant] { members.map(\.participant) }
 
     /// Runs `body` once the room is loaded (now, if it already is).
     func whenReady(_ body: @escaping (RoomRuntime) -> Void) {

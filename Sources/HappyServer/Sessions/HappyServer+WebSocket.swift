@@ -14,7 +14,9 @@ extension HappyServer {
     static let socketSendBufferBytes: Int32 = 64 * 1024
 
     /// Refuses upgrades on paths other than `/ws` (and `/echo` when enabled),
-    /// and from origins not in `auth.allowedOrigins`, before the handshake.
+    /// and from browser pages whose origin is not in `auth.allowedOrigins`,
+    /// before the handshake. A request without `Origin` does not come from a
+    /// browser page (browsers always send it), so the list does not apply.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
         let path = LWSHeaders.value(wsi, WSI_TOKEN_GET_URI) ?? ""
         let allowed = path == "/ws" || (path == "/echo" && config.conformance.echo)
@@ -22,13 +24,11 @@ extension HappyServer {
             metrics.countRefusal("path")
             return refuseHTTP(wsi, status: HTTP_STATUS_NOT_FOUND, "no WebSocket endpoint at \(path)")
         }
-        if !config.auth.allowedOrigins.isEmpty {
-            let origin = LWSHeaders.value(wsi, WSI_TOKEN_ORIGIN) ?? ""
-            if !config.auth.allowedOrigins.contains(origin) {
-                metrics.countRefusal("origin")
-                logger.info("refused", ["reason": "origin", "origin": origin, "peer": LWSHeaders.peerAddress(wsi)])
-                return refuseHTTP(wsi, status: HTTP_STATUS_FORBIDDEN, "origin not allowed")
-            }
+        if !config.auth.allowedOrigins.isEmpty, let origin = LWSHeaders.value(wsi, WSI_TOKEN_ORIGIN),
+           !config.auth.allowedOrigins.contains(origin) {
+            metrics.countRefusal("origin")
+            logger.info("refused", ["reason": "origin", "origin": origin, "peer": LWSHeaders.peerAddress(wsi)])
+            return refuseHTTP(wsi, status: HTTP_STATUS_FORBIDDEN, "origin not allowed")
         }
         return 0
     }

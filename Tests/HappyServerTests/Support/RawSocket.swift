@@ -6,9 +6,14 @@ final class RawSocket {
     private let fd: Int32
     private var buffered: [UInt8] = []
 
-    init(port: Int, timeout: Double = 5) throws {
+    /// `receiveBuffer` shrinks the kernel's receive buffer (a reader that
+    /// stops reading then pushes back on the server sooner).
+    init(port: Int, timeout: Double = 5, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Self.failure("socket: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -40,6 +45,17 @@ final class RawSocket {
     }
 
     func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Discards whatever has arrived and tells whether the peer has closed
+    /// or reset the connection (never blocks).
+    func discardReceivedAndCheckClosed() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count == 0 { return true }
+            if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
+        }
+    }
 
     /// Exactly `count` bytes, or nil when the peer closed or the timeout passed first.
     func read(count: Int) -> [UInt8]? {
@@ -97,11 +113,14 @@ final class RawWebSocket {
     /// The handshake answer's status line and headers.
     let handshake: String
 
-    init(port: Int, target: String = "/ws", subprotocol: String? = "happy.v1", timeout: Double = 5) throws {
-        socket = try RawSocket(port: port, timeout: timeout)
+    /// `headers` are extra request header lines such as `"Origin: https://example.com"`.
+    init(port: Int, target: String = "/ws", subprotocol: String? = "happy.v1", headers: [String] = [],
+         timeout: Double = 5, receiveBuffer: Int32? = nil) throws {
+        socket = try RawSocket(port: port, timeout: timeout, receiveBuffer: receiveBuffer)
         var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
             + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        for header in headers { request += header + "\r\n" }
         try socket.send(request + "\r\n")
         guard let head = socket.read(until: Array("\r\n\r\n".utf8)) else {
             throw RawSocket.failure("no handshake answer from \(target)")
@@ -110,6 +129,9 @@ final class RawWebSocket {
     }
 
     var upgraded: Bool { handshake.hasPrefix("HTTP/1.1 101") }
+
+    /// The status code of the handshake answer.
+    var status: Int? { handshake.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
 
     /// Sends one masked frame.
     func send(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) throws {
