@@ -19,6 +19,11 @@ final class StaticFileTests: XCTestCase {
         try indexText.write(to: web.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
         try "console.log('app')".write(to: web.appendingPathComponent("app.js"), atomically: true, encoding: .utf8)
         try "<p>sub page</p>".write(to: web.appendingPathComponent("sub/page.html"), atomically: true, encoding: .utf8)
+        // The server needs the frame renderer's art from its webRoot.
+        let assets = web.appendingPathComponent("assets")
+        try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: ServerProcess.repositoryRoot.appendingPathComponent("web/assets/scene-art.json"),
+                                         to: assets.appendingPathComponent("scene-art.json"))
         try secretText.write(to: site.appendingPathComponent("secret.txt"), atomically: true, encoding: .utf8)
         try secretText.write(to: root.appendingPathComponent("secret.txt"), atomically: true, encoding: .utf8)
         server = try ServerProcess(["webRoot": web.path, "auth": ["secret": secretText]], directory: root)
