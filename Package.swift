@@ -63,7 +63,8 @@ let package = Package(
         // Rooms shared by several nodes through Redis (hiredis).
         .target(name: "HappyRedis", dependencies: ["HappyCore", "CHiredis"]),
 
-        // WebSocket client on the libwebsockets client API.
+        // WebSocket client on the libwebsockets client API, and a room session
+        // on top of it (reconnect, resume, intents matched to their answers).
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
 
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
@@ -75,6 +76,7 @@ let package = Package(
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
         .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
+        .testTarget(name: "HappyClientKitTests", dependencies: ["HappyClientKit", "HappyCore"]),
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
