@@ -86,7 +86,7 @@ let package = Package(
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
-            dependencies: ["HappyCore", "HappyClientKit", "happyserver"]
+            dependencies: ["HappyCore", "HappyClientKit", "happyserver", "happyclient"]
         ),
     ]
 )

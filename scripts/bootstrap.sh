@@ -7,7 +7,7 @@ purpose=${1:-build}
 packages=(pkg-config libwebsockets-dev libsqlite3-dev libssl-dev libhiredis-dev libcairo2-dev)
 case "$purpose" in
   build) ;;
-  test) packages+=(openssl redis-server) ;;
+  test) packages+=(openssl redis-server tmux) ;;
   bench) packages+=(wrk curl) ;;
   *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
 esac
