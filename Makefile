@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run test conformance fuzz bench bench-frames clean help
+.PHONY: all build release run client test conformance fuzz bench bench-frames clean help
 PEER_BENCH ?= ../shared/bench
 BENCH_SECONDS ?= 10
 FUZZ_RUNS ?= 100000
@@ -14,6 +14,7 @@ all: build
 
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
+	@echo "make client build happyclient (release): .build/release/happyclient --help"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
@@ -36,11 +37,16 @@ release: bootstrap-build
 run: release
 	.build/release/happyserver --config $(CONFIG)
 
+client: bootstrap-build
+	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
+
 test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build --filter HappyCoreTests
 	swift test --skip-build --filter HappySQLiteTests
 	swift test --skip-build --filter HappyRenderTests
+	swift test --skip-build --filter HappyClientKitTests
+	swift test --skip-build --filter HappyClientCLITests
 	swift test --skip-build --filter HappyServerTests
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "happyserver", targets: ["happyserver"]),
         .executable(name: "happyrender-bench", targets: ["happyrender-bench"]),
+        .executable(name: "happyclient", targets: ["happyclient"]),
     ],
     targets: [
         // C libraries from Debian, wrapped with a small shim header each.
@@ -63,10 +64,15 @@ let package = Package(
         // Rooms shared by several nodes through Redis (hiredis).
         .target(name: "HappyRedis", dependencies: ["HappyCore", "CHiredis"]),
 
-        // WebSocket client on the libwebsockets client API.
+        // WebSocket client on the libwebsockets client API, and a room session
+        // on top of it (reconnect, resume, intents matched to their answers).
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
 
+        // The terminal client: argument parser, commands, output, the `play` screen.
+        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender"]),
+
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
+        .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
         // Render+encode timings per view (part of `make bench`).
@@ -75,10 +81,12 @@ let package = Package(
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
         .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
+        .testTarget(name: "HappyClientKitTests", dependencies: ["HappyClientKit", "HappyCore"]),
+        .testTarget(name: "HappyClientCLITests", dependencies: ["HappyClientCLI", "HappyClientKit", "HappyCore"]),
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
-            dependencies: ["HappyCore", "HappyServer", "HappyClientKit", "happyserver"]
+            dependencies: ["HappyCore", "HappyServer", "HappyClientKit", "happyserver", "happyclient"]
         ),
     ]
 )

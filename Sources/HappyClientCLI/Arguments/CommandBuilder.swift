@@ -1,0 +1,159 @@
+import HappyCore
+
+/// Turns a command's positional arguments and options into a `Command`,
+/// checking values the way the server would (PROTOCOL.md section 4), so
+/// that obvious mistakes never reach the network.
+struct CommandBuilder {
+    static let maxTimes = 1000
+    static let maxPings = 100
+    /// Larger magnitudes are pointless (the server clamps) and would lose precision.
+    static let integerLimit = 1_000_000_000
+
+    let command: CommandName
+    private var positionals: [String]
+    private let options: [String: String]
+
+    init(command: CommandName, positionals: [String], options: [String: String]) {
+        self.command = command
+        self.positionals = positionals
+        self.options = options
+    }
+
+    mutating func build() throws(UsageError) -> Command {
+        let result: Command
+        switch command {
+        case .state: result = .state(json: options["--json"] != nil)
+        case .watch: result = .watch(json: options["--json"] != nil)
+        case .happiness:
+            let text = try next("VALUE", "an integer, e.g. happiness 80")
+            guard let value = ValueParsing.integer(text, in: -Self.integerLimit...Self.integerLimit) else {
+                throw invalid("VALUE", "an integer (0 to 100; others are clamped)", text)
+            }
+            result = .intents(command, [.setHappiness(Double(value))])
+        case .nudge:
+            let field = try next("FIELD", "happiness, e.g. nudge happiness +5")
+            guard field == "happiness" else {
+                throw UsageError(command, "only happiness can be nudged, got \(ValueParsing.quoted(field))"
+                                 + (field == "scale" ? " (use pinch FACTOR for the scale)" : ""))
+            }
+            let text = try next("DELTA", "an integer from -100 to 100, e.g. +5 or -5")
+            guard let delta = ValueParsing.integer(text, in: SceneRules.nudgeRange) else {
+                throw invalid("DELTA", "an integer from -100 to 100", text)
+            }
+            result = .intents(command, [.nudgeHappiness(delta)])
+        case .scale:
+            result = .intents(command, [.setScale(try positive("VALUE", example: "scale 1.2"))])
+        case .pinch:
+            result = .intents(command, [.pinch(try positive("FACTOR", example: "pinch 1.1"))])
+        case .heart:
+            result = .intents(command, try heartActions())
+        case .dragon:
+            result = .intents(command, try dragonActions())
+        case .reset:
+            result = .intents(command, [.reset])
+        case .ping:
+            let count = try optionalInteger("--count", in: 1...Self.maxPings) ?? 5
+            result = .ping(count: count)
+        case .play:
+            result = .play(try playOptions())
+        case .help:
+            result = .help(nil)
+        }
+        if let extra = positionals.first {
+            throw UsageError(command, "unexpected argument \(ValueParsing.quoted(extra))")
+        }
+        return result
+    }
+
+    // MARK: commands
+
+    private mutating func heartActions() throws(UsageError) -> [Action] {
+        var actions: [Action] = []
+        if !positionals.isEmpty {
+            let text = positionals.removeFirst()
+            guard let rate = ValueParsing.number(text) else {
+                throw invalid("RATE", "a number (0 to 1; others are clamped)", text)
+            }
+            actions.append(.setRate(rate))
+        }
+        var style = HeartStyle()
+        style.fillColor = try color("--fill")
+        style.strokeColor = try color("--stroke")
+        if let text = options["--width"] {
+            guard let width = ValueParsing.number(text), SceneRules.lineWidthRange ~= width else {
+                throw invalid("--width", "a number from 0 to 20", text)
+            }
+            style.lineWidth = width
+        }
+        if style != HeartStyle() { actions.append(.setStyle(style)) }
+        guard !actions.isEmpty else {
+            throw UsageError(command, "needs a RATE or at least one of --fill, --stroke, --width")
+        }
+        return actions
+    }
+
+    private mutating func dragonActions() throws(UsageError) -> [Action] {
+        let text = try next("ACTION", "forward, back, hide, show or toggle")
+        let action: Action
+        switch text {
+        case "forward": action = .dragonForward
+        case "back": action = .dragonBack
+        case "hide": action = .setHidden(true)
+        case "show": action = .setHidden(false)
+        case "toggle": action = .toggleHidden
+        default: throw invalid("ACTION", "forward, back, hide, show or toggle", text)
+        }
+        let times = try optionalInteger("--times", in: 1...Self.maxTimes) ?? 1
+        return Array(repeating: action, count: times)
+    }
+
+    private func playOptions() throws(UsageError) -> PlayOptions {
+        var play = PlayOptions()
+        if options["--plain"] != nil { play.colorMode = ColorMode.none }
+        if let text = options["--color"] {
+            guard let mode = ColorMode(rawValue: text) else {
+                throw invalid("--color", "truecolor, 16 or none", text)
+            }
+            if play.colorMode == nil { play.colorMode = mode }
+        }
+        if let path = options["--art"] {
+            guard !path.isEmpty else { throw invalid("--art", "a file name", path) }
+            play.artPath = path
+        }
+        play.framesPerSecond = try optionalInteger("--fps", in: 1...30) ?? play.framesPerSecond
+        return play
+    }
+
+    // MARK: values
+
+    private mutating func next(_ name: String, _ needs: String) throws(UsageError) -> String {
+        guard !positionals.isEmpty else { throw UsageError(command, "missing \(name): \(needs)") }
+        return positionals.removeFirst()
+    }
+
+    private mutating func positive(_ name: String, example: String) throws(UsageError) -> Double {
+        let text = try next(name, "a number greater than 0, e.g. \(example)")
+        guard let value = ValueParsing.number(text), value > 0 else {
+            throw invalid(name, "a number greater than 0", text)
+        }
+        return value
+    }
+
+    private func color(_ option: String) throws(UsageError) -> RGBColor? {
+        guard let text = options[option] else { return nil }
+        guard let color = ValueParsing.color(text) else { throw invalid(option, "a colour like #f00 or #ff0000", text) }
+        return color
+    }
+
+    private func optionalInteger(_ option: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
+        guard let text = options[option] else { return nil }
+        guard let value = ValueParsing.integer(text, in: range) else {
+            throw invalid(option, "a whole number from \(range.lowerBound) to \(range.upperBound)", text)
+        }
+        return value
+    }
+
+    private func invalid(_ name: String, _ needs: String, _ text: String) -> UsageError {
+        UsageError(command, "\(name) needs \(needs), got \(ValueParsing.quoted(text))")
+    }
+}

@@ -1,0 +1,201 @@
+/// The help texts: the tool's, and one per command.
+public enum HelpText {
+    static let shortUsage = "usage: happyclient [options] <command> [command options]"
+
+    /// The tool's help (`happyclient --help`).
+    public static let general = """
+        \(shortUsage)
+
+        A terminal client of a Happy server: read and change the shared scene of a
+        room, stream its events, or play it full-screen.
+
+        commands:
+          state [--json]                  the room's scene, presence and seq
+          happiness VALUE                 set the face's happiness (0 to 100)
+          nudge happiness DELTA           change happiness by DELTA (+5, -5)
+          scale VALUE                     set the face's scale
+          pinch FACTOR                    multiply the face's scale by FACTOR
+          heart [RATE] [--fill COLOR] [--stroke COLOR] [--width WIDTH]
+                                          the heart's fill rate (0 to 1) and style
+          dragon forward|back|hide|show|toggle [--times N]
+                                          press the dragon's buttons
+          reset                           the room back to its defaults
+          watch [--json]                  stream events and presence as they happen
+          play [--plain] [--color MODE]   the scene live in the terminal, with keys
+          ping [--count N]                round-trip latency and clock offset
+          help [COMMAND]                  this text, or a command's
+
+        options (before or after the command):
+        \(commonOptionLines)
+
+        exit codes:
+        \(ExitStatus.helpLines)
+
+        Run 'happyclient COMMAND --help' for a command's options and examples.
+        """
+
+    static let commonOptionLines = """
+          --url URL          the server, ws:// or wss:// (HAPPY_URL; default ws://127.0.0.1:8080)
+          --room ROOM        the room (HAPPY_ROOM; default: the server's, usually lobby)
+          --name NAME        your display name (HAPPY_NAME; default: guest-<id>)
+          --token TOKEN      access token, when the server requires one (HAPPY_TOKEN)
+          --timeout SECONDS  how long to wait for the server (default 5)
+          -h, --help         show help
+        """
+
+    /// The one-line form of a command, shown with its usage errors.
+    public static func synopsis(of command: CommandName) -> String {
+        "usage: happyclient [options] " + synopsisBody(command)
+    }
+
+    private static func synopsisBody(_ command: CommandName) -> String {
+        switch command {
+        case .state: return "state [--json]"
+        case .happiness: return "happiness VALUE"
+        case .nudge: return "nudge happiness DELTA"
+        case .scale: return "scale VALUE"
+        case .pinch: return "pinch FACTOR"
+        case .heart: return "heart [RATE] [--fill COLOR] [--stroke COLOR] [--width WIDTH]"
+        case .dragon: return "dragon forward|back|hide|show|toggle [--times N]"
+        case .reset: return "reset"
+        case .watch: return "watch [--json]"
+        case .play: return "play [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
+        case .ping: return "ping [--count N]"
+        case .help: return "help [COMMAND]"
+        }
+    }
+
+    /// A command's help (`happyclient heart --help`).
+    public static func help(for command: CommandName?) -> String {
+        guard let command, command != .help else { return general }
+        return """
+            \(synopsis(of: command))
+
+            \(details(command))
+
+            common options:
+            \(commonOptionLines)
+
+            exit codes:
+            \(ExitStatus.helpLines)
+            """
+    }
+
+    private static func details(_ command: CommandName) -> String {
+        switch command {
+        case .state:
+            return """
+                Prints the room's scene, its seq and epoch, and who else is there.
+                  --json   one JSON object: room, epoch, seq, state, presence, presenceCount
+
+                examples:
+                  happyclient state
+                  happyclient --room kitchen state --json
+                """
+        case .happiness:
+            return """
+                Sets face.happiness. VALUE is an integer; the server clamps it to 0..100.
+                Prints the ack's result and the new value, e.g. "applied  happiness 80".
+
+                example:
+                  happyclient happiness 80
+                """
+        case .nudge:
+            return """
+                The pan gesture: adds DELTA (an integer from -100 to 100) to happiness.
+
+                examples:
+                  happyclient nudge happiness +5
+                  happyclient nudge happiness -5
+                """
+        case .scale:
+            return """
+                Sets face.scale. VALUE is a number greater than 0; the server clamps it
+                to its range (0.1 to 2 by default).
+
+                example:
+                  happyclient scale 1.2
+                """
+        case .pinch:
+            return """
+                The pinch gesture: multiplies face.scale by FACTOR (greater than 0).
+
+                example:
+                  happyclient pinch 1.1
+                """
+        case .heart:
+            return """
+                Sets the heart's fill RATE (a number; the server clamps it to 0..1) and/or
+                its style. With both, two intents are sent.
+                  --fill COLOR     fill colour, #rgb or #rrggbb
+                  --stroke COLOR   outline colour
+                  --width WIDTH    outline width, 0 to 20 (0 means the default, 1)
+
+                examples:
+                  happyclient heart 0.7
+                  happyclient heart --fill '#f00' --stroke '#000' --width 2
+                """
+        case .dragon:
+            return """
+                Presses a button of the dragon view: forward or back move it one step
+                ("blocked" at the edge), hide/show/toggle the hide button.
+                  --times N   press N times (1 to 1000), one line per answer
+
+                examples:
+                  happyclient dragon forward
+                  happyclient dragon back --times 3
+                  happyclient dragon toggle
+                """
+        case .reset:
+            return """
+                Puts the room back to the server's defaults (needs the admin role when
+                the server requires tokens).
+
+                example:
+                  happyclient reset
+                """
+        case .watch:
+            return """
+                Streams the room: one line per event (time, #seq, sender, event name,
+                what changed) and per join or leave. Connection changes go to stderr.
+                When the connection drops it reconnects with backoff and resumes, so
+                every event appears exactly once and in order. Stop with Ctrl-C (exit 130)
+                or SIGTERM (exit 143).
+                  --json   the server's event and presence messages, one per line,
+                           exactly as received (NDJSON)
+
+                examples:
+                  happyclient watch
+                  happyclient --room kitchen watch --json | jq .seq
+                """
+        case .play:
+            return """
+                Full-screen and live: the face, heart and dragon drawn in the terminal
+                (24-bit colour half blocks when COLORTERM is truecolor or 24bit, else the
+                16 ANSI colours), the dragon's status label, who is here, the connection.
+                keys: ←/→ dragon back/forward, ↑/↓ happiness, +/- scale, [ ] heart rate,
+                      h hide/show the dragon, q quit (exit 0)
+                Follows the terminal's size; reconnects and resumes when the connection
+                drops. Ctrl-C and SIGTERM also restore the terminal (exit 130 and 143).
+                  --plain          plain ASCII shading, no colour (same as --color none)
+                  --color MODE     truecolor, 16 or none
+                  --art FILE       scene art file (default: /assets/scene-art.json from the server)
+                  --fps N          frames per second of the heart wave (1 to 30, default 10)
+
+                example:
+                  happyclient --room kitchen --name alice play
+                """
+        case .ping:
+            return """
+                Sends N application-level pings (default 5) and prints the round-trip
+                times (min/avg/max) and the estimated offset of the server's clock.
+                  --count N   number of pings, 1 to 100
+
+                example:
+                  happyclient ping --count 10
+                """
+        case .help:
+            return "Shows the tool's help, or a command's."
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import HappyClientKit
+import HappyCore
+
+/// What every command runs with: the options, the client loop, the output.
+struct CommandContext {
+    let common: CommonOptions
+    let loop: ClientLoop
+    let console: Console
+    let environment: [String: String]
+
+    /// Connects and waits for the welcome, within `--timeout`.
+    func join(reconnects: Bool = false) throws(SessionError) -> (HappySession, SessionSnapshot) {
+        let session = HappySession(configuration: common.sessionConfiguration(reconnects: reconnects), loop: loop)
+        do {
+            let snapshot = try session.waitForWelcome(timeout: common.timeout)
+            return (session, snapshot)
+        } catch {
+            session.stop(wait: 0)
+            throw error
+        }
+    }
+
+    /// Prints why the session failed; returns the exit code for it.
+    func fail(_ error: SessionError) -> Int32 {
+        console.err("happyclient: \(explained(error))")
+        return ExitStatus(error).rawValue
+    }
+
+    /// The error with libwebsockets' vague reasons ("Unable to connect")
+    /// replaced by what a plain TCP connection to the server runs into.
+    func explained(_ error: SessionError) -> SessionError {
+        guard case .cannotConnect(let url, _) = error,
+              let probed = TCPProbe.failure(host: common.url.host, port: common.url.port,
+                                            timeout: min(1, common.timeout)) else { return error }
+        return .cannotConnect(url: url, reason: probed)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import HappyClientKit
+import HappyCore
+
+/// `watch`: prints the room's events and presence as they come, across
+/// reconnects, until interrupted or refused.
+extension CommandContext {
+    func runWatch(json: Bool) -> Int32 {
+        let end = Latch<WatchEnd>()
+        let printer = WatchPrinter(console: console, json: json, offsetSeconds: TimeZone.current.secondsFromGMT(),
+                                   onEnd: { end.set(.ended($0)) })
+        let session = HappySession(configuration: common.sessionConfiguration(reconnects: true), loop: loop)
+        session.delegate = printer
+        let trap = SignalTrap([SIGINT, SIGTERM]) { end.set(.signal($0)) }
+        defer { trap.cancel() }
+        do {
+            try session.waitForWelcome(timeout: common.timeout)
+        } catch {
+            session.delegate = nil
+            session.stop(wait: 0)
+            return fail(error)
+        }
+        let reason = end.wait()
+        session.delegate = nil
+        session.stop()
+        switch reason {
+        case .signal(let number): return 128 + number
+        case .ended(let error): return fail(error)
+        }
+    }
+}
+
+/// Why `watch` stopped.
+enum WatchEnd: Sendable {
+    case signal(Int32)
+    case ended(SessionError)
+}
+
+/// Prints what a watching session hears: events and presence on stdout
+/// (readable lines or the messages as received), connection changes on stderr.
+final class WatchPrinter: HappySessionDelegate, Sendable {
+    private let console: Console
+    private let json: Bool
+    private let lines: EventLines
+    /// Called when the session ends by itself (refused, or dropped for good).
+    private let onEnd: @Sendable (SessionError) -> Void
+
+    init(console: Console, json: Bool, offsetSeconds: Int, onEnd: @escaping @Sendable (SessionError) -> Void) {
+        self.console = console
+        self.json = json
+        lines = EventLines(offsetSeconds: offsetSeconds)
+        self.onEnd = onEnd
+    }
+
+    func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {
+        let url = session.configuration.displayURL
+        switch outcome {
+        case .fresh:
+            console.err("happyclient: watching room \(welcome.room) at \(url) (seq \(welcome.seq), "
+                        + "\(welcome.presenceCount) connected)")
+        case .resumed(let missed):
+            console.err("happyclient: reconnected; resumed at seq \(welcome.seq - missed)"
+                        + (missed == 0 ? ", nothing missed" : ", \(missed) missed event\(missed == 1 ? " follows" : "s follow")"))
+        case .gap(let lastSeen, let seq):
+            console.err("happyclient: reconnected; events #\(lastSeen + 1)–#\(seq) are no longer available "
+                        + "(the state is current)")
+        case .newEpoch:
+            console.err("happyclient: reconnected; the room's history was reset (epoch \(welcome.epoch), seq \(welcome.seq))")
+        }
+    }
+
+    func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
+        console.out(json ? text : lines.event(event))
+    }
+
+    func session(_ session: HappySession, presence change: PresenceChange, text: String) {
+        console.out(json ? text : lines.presence(change, atMilliseconds: Clock.wallMilliseconds()))
+    }
+
+    func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
+        console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: Clock.wallMilliseconds()))
+    }
+
+    func session(_ session: HappySession, didReceiveError error: WireError) {
+        console.err("happyclient: the server says \(error.code.rawValue): \(error.message)")
+    }
+
+    func session(_ session: HappySession, didChange state: ConnectionState) {
+        switch state {
+        case .waiting(let delay, let reason):
+            console.err("happyclient: not connected (\(reason)); retrying in \(Describe.number(delay)) s")
+        case .connecting(let attempt) where attempt > 0:
+            console.err("happyclient: reconnecting to \(session.configuration.displayURL) (attempt \(attempt + 1))")
+        case .ended(let error):
+            onEnd(error)
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import HappyClientKit
+
+/// The `happyclient` program: parses the command line and runs the command.
+public enum HappyClient {
+    /// Runs with `arguments` (without the program name); returns the exit code.
+    public static func run(arguments: [String], environment: [String: String],
+                           console: Console = .standard) -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try CommandLineParser.parse(arguments, environment: environment)
+        } catch {
+            console.err(error.fullText)
+            return ExitStatus.usage.rawValue
+        }
+        if case .help(let topic) = invocation.command {
+            console.out(HelpText.help(for: topic))
+            return ExitStatus.success.rawValue
+        }
+        let loop: ClientLoop
+        do {
+            loop = try ClientLoop(name: "happyclient")
+        } catch {
+            console.err("happyclient: cannot start the WebSocket client: \(error)")
+            return ExitStatus.cannotConnect.rawValue
+        }
+        let context = CommandContext(common: invocation.common, loop: loop, console: console, environment: environment)
+        let status: Int32
+        switch invocation.command {
+        case .help: status = ExitStatus.success.rawValue
+        case .state(let json): status = context.runState(json: json)
+        case .intents(_, let actions): status = context.runIntents(actions)
+        case .watch(let json): status = context.runWatch(json: json)
+        case .play(let options): status = context.runPlay(options)
+        case .ping(let count): status = context.runPing(count: count)
+        }
+        loop.shutdown()
+        return status
+    }
+}

@@ -1,0 +1,53 @@
+import HappyClientKit
+import HappyCore
+
+/// What `state` prints, from a welcome: a readable summary or one JSON
+/// object. Presence lists the other clients (not this one).
+struct StateReport {
+    var welcome: WelcomeMessage
+    var json: JSONValue
+
+    private var others: [Participant] { welcome.presence.filter { $0 != welcome.you } }
+
+    private var othersCount: Int { max(0, welcome.presenceCount - 1) }
+
+    /// The readable summary, one aspect per line.
+    var text: String {
+        let scene = welcome.state
+        let here = othersCount == 0
+            ? "nobody else"
+            : "\(othersCount) other\(othersCount == 1 ? "" : "s"): "
+                + others.map(Describe.participant).joined(separator: ", ")
+                + (others.count < othersCount ? ", …" : "")
+        return """
+            room     \(welcome.room)   seq \(welcome.seq)   epoch \(welcome.epoch)
+            face     happiness \(scene.face.happiness) (smile \(Describe.number(scene.face.smile)))   scale \(Describe.number(scene.face.scale))
+            heart    rate \(Describe.number(scene.heart.rate))   fill \(scene.heart.fillColor.hex)   stroke \(scene.heart.strokeColor.hex)   width \(Describe.number(scene.heart.lineWidth))
+            dragon   \(Describe.position(scene.dragon))   \(Describe.visibility(scene.dragon))
+            here     \(here)
+            """
+    }
+
+    /// `{"room","epoch","seq","state","presence","presenceCount"}`, the
+    /// state exactly as the server sent it.
+    var jsonText: String {
+        var w = JSONWriter(capacity: 512)
+        w.beginObject()
+        w.key("room"); w.string(welcome.room)
+        w.key("epoch"); w.string(welcome.epoch)
+        w.key("seq"); w.uint(welcome.seq)
+        w.key("state"); w.value(json["state"] ?? .null)
+        w.key("presence")
+        w.beginArray()
+        for participant in others {
+            w.beginObject()
+            w.key("id"); w.string(participant.id)
+            w.key("name"); w.string(participant.name)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("presenceCount"); w.int(othersCount)
+        w.endObject()
+        return w.text
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import HappyClientKit
+import HappyCore
+import HappyRender
+
+/// What the `play` screen shows besides the session's scene: the dragon's
+/// status label, the last answer, the connection. Filled in from the
+/// session's thread, read by the terminal loop; it wakes the loop on changes.
+final class PlayModel: HappySessionDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private let wake: @Sendable () -> Void
+    private let status: DragonStatus
+    private var statusLabelText: String
+    private var drawnStatusText: String
+    private var lastAnswerText: String?
+    private var connectionText = "connecting…"
+    private var endedError: SessionError?
+
+    init(status: DragonStatus, wake: @escaping @Sendable () -> Void) {
+        self.status = status
+        self.wake = wake
+        statusLabelText = status.initial
+        drawnStatusText = status.initial
+    }
+
+    /// The status label with the sender: `alice: forward, (x,y) = (20, 10)`.
+    var statusLabel: String { locked { statusLabelText } }
+    /// The label as the panel draws it, without the sender.
+    var drawnStatus: String { locked { drawnStatusText } }
+    var lastAnswer: String? { locked { lastAnswerText } }
+    var connection: String { locked { connectionText } }
+    /// Set when the session ended by itself (refused, or dropped for good).
+    var ended: SessionError? { locked { endedError } }
+
+    /// Records the answer to a key's intent.
+    func answered(_ action: Action, _ result: Result<IntentOutcome, SessionError>) {
+        let text: String
+        switch result {
+        case .success(let outcome): text = IntentReport.line(for: action, outcome)
+        case .failure(.refused(let error)): text = "refused: \(error.code.rawValue): \(error.message)"
+        case .failure(let error): text = "\(error)"
+        }
+        update { lastAnswerText = text }
+    }
+
+    /// Records a note for the answer line (throttled keys).
+    func note(_ text: String) {
+        update { lastAnswerText = text }
+    }
+
+    // MARK: HappySessionDelegate
+
+    func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {
+        update {
+            if case .newEpoch = outcome { setLabel(status.initial, drawn: status.initial) }
+        }
+    }
+
+    func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
+        update {
+            guard let name = EventName(rawValue: event.name),
+                  let label = status.after(name, dragon: event.state.dragon) else { return }
+            setLabel(name == .didReset ? label : "\(event.sender.name): \(label)", drawn: label)
+        }
+    }
+
+    func session(_ session: HappySession, presence change: PresenceChange, text: String) {
+        update {}
+    }
+
+    func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
+        update {}
+    }
+
+    func session(_ session: HappySession, didChange state: ConnectionState) {
+        update {
+            switch state {
+            case .connecting(let attempt): connectionText = attempt == 0 ? "connecting…" : "reconnecting (attempt \(attempt + 1))…"
+            case .connected: connectionText = "connected"
+            case .waiting(let delay, let reason): connectionText = "retrying in \(Describe.number(delay)) s (\(reason))"
+            case .ended(let error):
+                connectionText = "ended"
+                endedError = error
+            }
+        }
+    }
+
+    // MARK: helpers
+
+    private func setLabel(_ label: String, drawn: String) {
+        statusLabelText = label
+        drawnStatusText = drawn
+    }
+
+    private func update(_ change: () -> Void) {
+        lock.lock()
+        change()
+        lock.unlock()
+        wake()
+    }
+
+    private func locked<T>(_ read: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return read()
+    }
+}

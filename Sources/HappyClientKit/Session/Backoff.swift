@@ -1,0 +1,31 @@
+import Foundation
+
+/// Reconnect delays: exponential growth from `initial` up to `maximum`,
+/// each delay shortened by up to `jitter` (a fraction) at random so that
+/// many clients dropped at once do not return at once.
+public struct Backoff: Equatable, Sendable {
+    public var initial: Double
+    public var maximum: Double
+    public var multiplier: Double
+    public var jitter: Double
+
+    public init(initial: Double = 0.2, maximum: Double = 5, multiplier: Double = 2, jitter: Double = 0.5) {
+        self.initial = initial
+        self.maximum = maximum
+        self.multiplier = multiplier
+        self.jitter = min(max(jitter, 0), 1)
+    }
+
+    /// The delay before retry number `attempt` (0 for the first retry);
+    /// `random` is in 0..<1.
+    public func delay(attempt: Int, random: Double) -> Double {
+        let exponent = Double(min(max(attempt, 0), 62))
+        let base = min(maximum, initial * pow(multiplier, exponent))
+        return base * (1 - jitter * min(max(random, 0), 1))
+    }
+
+    /// The delay for `attempt` with the system's random numbers.
+    public func delay(attempt: Int) -> Double {
+        delay(attempt: attempt, random: Double.random(in: 0..<1))
+    }
+}

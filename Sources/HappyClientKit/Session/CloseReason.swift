@@ -1,0 +1,46 @@
+/// How a server ended a connection: its close code (nil when no close frame
+/// arrived) and reason text.
+///
+/// libwebsockets 4.1's client replaces the codes 1012–1015 by 1002 before
+/// it reports them, but keeps the reason text. A 1002 that carries a reason
+/// is therefore read as one of those (1013, try again later, for a Happy
+/// server): a refusal worth retrying, not a protocol error.
+public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
+    public var code: UInt16?
+    public var reason: String
+
+    public init(code: UInt16?, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// The code as lws reported it stood for 1012–1015.
+    public var isTryAgainLater: Bool {
+        code == 1013 || code == 1012 || code == 1014 || (code == 1002 && !reason.isEmpty)
+    }
+
+    /// Retrying cannot help: the server refused what this client is or sent
+    /// (bad room, name or token, unsupported or oversized data).
+    public var isFinal: Bool {
+        guard let code, !isTryAgainLater else { return false }
+        return [1002, 1003, 1007, 1008, 1009, 1010].contains(code)
+    }
+
+    /// `close 1008 (policy violation): invalid room name: …`
+    public var description: String {
+        guard let code else { return reason.isEmpty ? "connection closed without a close frame" : reason }
+        let label: String
+        if isTryAgainLater && code == 1002 {
+            label = "close 1012–1015 (try again later; libwebsockets reports these as 1002)"
+        } else {
+            label = "close \(code)" + (Self.names[code].map { " (\($0))" } ?? "")
+        }
+        return reason.isEmpty ? label : "\(label): \(reason)"
+    }
+
+    static let names: [UInt16: String] = [
+        1000: "normal closure", 1001: "going away", 1002: "protocol error", 1003: "unsupported data",
+        1007: "invalid payload", 1008: "policy violation", 1009: "message too big", 1010: "missing extension",
+        1011: "internal error", 1012: "service restart", 1013: "try again later", 1014: "bad gateway",
+    ]
+}

@@ -1,0 +1,168 @@
+import Foundation
+import HappyCore
+
+/// The connection's events: messages update the ledger and answer pending
+/// requests; ends fail them and either reconnect or end the session.
+extension HappySession: WebSocketDelegate {
+    public func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?) {
+        lock.lock()
+        if connection === self.connection { opened = true }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    public func webSocket(_ connection: WebSocketConnection, didReceive bytes: UnsafeRawBufferPointer, binary: Bool) {
+        guard !binary else { return }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let (message, json) = ServerMessage.decode(text) else { return }
+        lock.lock()
+        guard connection === self.connection else {
+            lock.unlock()
+            return
+        }
+        let calls = handle(message, json: json, text: text)
+        lock.broadcast()
+        lock.unlock()
+        run(calls)
+    }
+
+    public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String) {
+        ended(connection, close: CloseReason(code: code, reason: reason), failure: nil)
+    }
+
+    public func webSocketDidFail(_ connection: WebSocketConnection, error: String) {
+        ended(connection, close: nil, failure: error)
+    }
+
+    // MARK: messages (under the lock)
+
+    private func handle(_ message: ServerMessage, json: JSONValue, text: String) -> [() -> Void] {
+        switch message {
+        case .welcome(let welcome):
+            let outcome = ledger.welcome(welcome)
+            self.welcome = welcome
+            welcomeJSON = json
+            geometry = SceneGeometry(welcome: json) ?? geometry
+            limits = WelcomeLimits(welcome: json)
+            if clockOffset == nil || bestPingTrip.isInfinite {
+                clockOffset = Double(welcome.serverTime) - Double(Clock.wallMilliseconds())
+            }
+            welcomed = true
+            everWelcomed = true
+            attempt = 0
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didJoin: welcome, outcome: outcome)
+            }] + setState(.connected)
+        case .event(let event):
+            guard ledger.event(event) else { return [] }
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didReceive: event, text: text)
+            }]
+        case .ack(let id, let seq, let result):
+            guard let id, let completion = pendingIntents.removeValue(forKey: id) else { return [] }
+            let outcome = IntentOutcome(result: result, seq: seq, state: ledger.state(after: seq) ?? .standard)
+            return [{ completion(.success(outcome)) }]
+        case .error(let error):
+            if let id = error.id, let completion = pendingIntents.removeValue(forKey: id) {
+                return [{ completion(.failure(.refused(error))) }]
+            }
+            if let id = error.id, let ping = pendingPings.removeValue(forKey: id) {
+                return [{ ping.completion(.failure(.refused(error))) }]
+            }
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didReceiveError: error)
+            }]
+        case .presence(let joined, let left):
+            var calls: [() -> Void] = []
+            for change in [joined.map(PresenceChange.joined), left.map(PresenceChange.left)].compactMap({ $0 }) {
+                ledger.presence(change)
+                calls.append { [weak self] in
+                    guard let self else { return }
+                    self.delegate?.session(self, presence: change, text: text)
+                }
+            }
+            return calls
+        case .resync(let seq, let state):
+            var presence: [Participant]?
+            if case .array(let list)? = json["presence"] { presence = list.compactMap(Participant.init(json:)) }
+            let count = json["presenceCount"]?.doubleValue.map { Int($0) }
+            ledger.resync(seq: seq, state: state, presence: presence, presenceCount: count)
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didResync: seq, state: state, text: text)
+            }]
+        case .pong(let id, let serverTime):
+            guard let id, let ping = pendingPings.removeValue(forKey: id) else { return [] }
+            let sample = PingSample(sentAt: ping.sentAt, receivedAt: PingSample.now(),
+                                    serverTime: serverTime)
+            if sample.roundTripMilliseconds <= bestPingTrip {
+                bestPingTrip = sample.roundTripMilliseconds
+                clockOffset = sample.clockOffsetMilliseconds
+            }
+            return [{ ping.completion(.success(sample)) }]
+        case .other:
+            return []
+        }
+    }
+
+    // MARK: ends
+
+    private func ended(_ connection: WebSocketConnection, close: CloseReason?, failure: String?) {
+        lock.lock()
+        guard connection === self.connection else {
+            lock.unlock()
+            return
+        }
+        self.connection = nil
+        let url = configuration.displayURL
+        let wasWelcomed = welcomed
+        welcomed = false
+        let reason = failure ?? close?.description ?? "connection closed"
+        let error: SessionError
+        if let close, close.code != nil, !wasWelcomed || close.isFinal {
+            error = .closed(url: url, close)
+        } else if wasWelcomed {
+            error = .connectionLost(url: url, reason: reason)
+        } else if opened {
+            error = .connectionLost(url: url, reason: reason + " (before the welcome)")
+        } else {
+            error = .cannotConnect(url: url, reason: failure ?? reason)
+        }
+        var calls = failPending(error)
+        if stopping {
+            calls += setState(.ended(.stopped))
+        } else if !configuration.reconnects || !everWelcomed || (close?.isFinal ?? false) {
+            calls += setState(.ended(error))
+        } else {
+            let delay = configuration.backoff.delay(attempt: attempt)
+            attempt += 1
+            calls += setState(.waiting(retryIn: delay, reason: reason))
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.reconnect() }
+        }
+        lock.unlock()
+        run(calls)
+    }
+
+    private func failPending(_ error: SessionError) -> [() -> Void] {
+        let intents = pendingIntents.values
+        let pings = pendingPings.values
+        pendingIntents.removeAll()
+        pendingPings.removeAll()
+        return intents.map { completion in { completion(.failure(error)) } }
+            + pings.map { ping in { ping.completion(.failure(error)) } }
+    }
+
+    private func reconnect() {
+        lock.lock()
+        guard !stopping, connection == nil else {
+            lock.unlock()
+            return
+        }
+        let calls = openConnection()
+        lock.unlock()
+        run(calls)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import HappyCore
+
+/// One client of one Happy room over WebSocket: joins, keeps the room's
+/// state, sequence, epoch and presence (`RoomLedger`), sends intents and
+/// pings and matches their answers by id, and — when configured — reconnects
+/// with exponential backoff and jitter and resumes with `since`/`epoch`,
+/// passing every event on exactly once.
+///
+/// Thread-safe. The delegate is called on the loop's thread; the blocking
+/// helpers (`waitForWelcome`, `perform`, `ping`) must be called from others.
+public final class HappySession: @unchecked Sendable {
+    public typealias IntentCompletion = @Sendable (Result<IntentOutcome, SessionError>) -> Void
+    public typealias PingCompletion = @Sendable (Result<PingSample, SessionError>) -> Void
+
+    public let configuration: SessionConfiguration
+    let loop: ClientLoop
+
+    /// Hears the room's events; held weakly. Set it before `start`.
+    public var delegate: HappySessionDelegate? {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return storedDelegate
+        }
+        set {
+            lock.lock()
+            storedDelegate = newValue
+            lock.unlock()
+        }
+    }
+
+    // Guarded by `lock`; `lock` is signalled on every change.
+    let lock = NSCondition()
+    private weak var storedDelegate: HappySessionDelegate?
+    var ledger = RoomLedger()
+    var connection: WebSocketConnection?
+    var connectionState: ConnectionState?
+    var opened = false
+    var welcomed = false
+    var everWelcomed = false
+    var stopping = false
+    var attempt = 0
+    var nextID = 0
+    var pendingIntents: [String: IntentCompletion] = [:]
+    var pendingPings: [String: (sentAt: Double, completion: PingCompletion)] = [:]
+    var welcome: WelcomeMessage?
+    var welcomeJSON: JSONValue?
+    var geometry = SceneGeometry()
+    var limits: WelcomeLimits?
+    var clockOffset: Double?
+    var bestPingTrip = Double.infinity
+
+    public init(configuration: SessionConfiguration, loop: ClientLoop) {
+        self.configuration = configuration
+        self.loop = loop
+    }
+
+    /// Opens the first connection.
+    public func start() {
+        lock.lock()
+        guard connection == nil, !stopping, connectionState == nil else {
+            lock.unlock()
+            return
+        }
+        let notify = openConnection()
+        lock.unlock()
+        run(notify)
+    }
+
+    /// Before `start`: asks the first connection to replay the room's events
+    /// after `since` (those of `epoch` still in its history) to the delegate.
+    public func replay(after since: UInt64, epoch: String) {
+        lock.lock()
+        if connectionState == nil { ledger.prime(since: since, epoch: epoch) }
+        lock.unlock()
+    }
+
+    /// Closes the connection (with 1000) and stops reconnecting; waits up
+    /// to `wait` seconds for the close handshake.
+    public func stop(wait: Double = 0.5) {
+        lock.lock()
+        stopping = true
+        let current = connection
+        var notify: [() -> Void] = []
+        if current == nil && !isEnded { notify = setState(.ended(.stopped)) }
+        lock.unlock()
+        run(notify)
+        guard let current else { return }
+        current.close(code: 1000, reason: "client leaving")
+        let deadline = Date(timeIntervalSinceNow: wait)
+        lock.lock()
+        while connection === current, lock.wait(until: deadline) {}
+        let stillOpen = connection === current
+        lock.unlock()
+        if stillOpen { current.abort() }
+    }
+
+    /// What the session knows now.
+    public var snapshot: SessionSnapshot {
+        lock.lock()
+        defer { lock.unlock() }
+        return lockedSnapshot()
+    }
+
+    /// Sends an intent with a new id; `completion` gets the ack's outcome or
+    /// the error. Returns the id. Fails at once when not connected.
+    @discardableResult
+    public func send(_ action: Action, completion: @escaping IntentCompletion) -> String {
+        lock.lock()
+        let id = makeID("i")
+        guard welcomed, let connection else {
+            let error = notConnectedError()
+            lock.unlock()
+            completion(.failure(error))
+            return id
+        }
+        pendingIntents[id] = completion
+        lock.unlock()
+        connection.send(text: IntentEncoder.intent(action, id: id))
+        return id
+    }
+
+    /// Sends an application-level ping; `completion` gets the sample.
+    @discardableResult
+    public func ping(completion: @escaping PingCompletion) -> String {
+        lock.lock()
+        let id = makeID("p")
+        guard welcomed, let connection else {
+            let error = notConnectedError()
+            lock.unlock()
+            completion(.failure(error))
+            return id
+        }
+        pendingPings[id] = (PingSample.now(), completion)
+        lock.unlock()
+        connection.send(text: IntentEncoder.ping(id: id))
+        return id
+    }
+
+    /// Forgets a request that is no longer awaited (its answer is ignored).
+    public func forget(_ id: String) {
+        lock.lock()
+        pendingIntents[id] = nil
+        pendingPings[id] = nil
+        lock.unlock()
+    }
+
+    // MARK: under the lock
+
+    func lockedSnapshot() -> SessionSnapshot {
+        SessionSnapshot(ledger: ledger, connectionState: connectionState, welcome: welcome, welcomeJSON: welcomeJSON,
+                        geometry: geometry, limits: limits, clockOffsetMilliseconds: clockOffset)
+    }
+
+    func makeID(_ prefix: String) -> String {
+        nextID += 1
+        return "\(prefix)\(nextID)"
+    }
+
+    func notConnectedError() -> SessionError {
+        if case .ended(let error)? = connectionState { return error }
+        return .connectionLost(url: configuration.displayURL, reason: "not connected")
+    }
+
+    var isEnded: Bool {
+        if case .ended? = connectionState { return true }
+        return false
+    }
+
+    /// Opens a connection, resuming where the ledger left off; returns the
+    /// delegate calls to make once unlocked.
+    func openConnection() -> [() -> Void] {
+        let resume = ledger.resumePoint
+        let url = configuration.connectURL(resumingAfter: resume?.since, epoch: resume?.epoch)
+        opened = false
+        welcomed = false
+        let notify = setState(.connecting(attempt: attempt))
+        connection = loop.connect(url, options: configuration.options, delegate: self)
+        return notify
+    }
+
+    /// Records a new state; returns the delegate call to make once unlocked.
+    func setState(_ state: ConnectionState) -> [() -> Void] {
+        connectionState = state
+        lock.broadcast()
+        return [{ [weak self] in
+            guard let self, let delegate = self.delegate else { return }
+            delegate.session(self, didChange: state)
+        }]
+    }
+
+    func run(_ calls: [() -> Void]) {
+        for call in calls { call() }
+    }
+}

@@ -1,0 +1,47 @@
+import HappyCore
+
+/// Hears what happens in a `HappySession`'s room, on the session's loop
+/// thread. Every method has an empty default. The session holds its
+/// delegate weakly.
+public protocol HappySessionDelegate: AnyObject {
+    /// A welcome arrived: on the first connection and after each reconnect.
+    func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome)
+    /// A new event (replays of events already passed on are left out);
+    /// `text` is the message exactly as received.
+    func session(_ session: HappySession, didReceive event: EventMessage, text: String)
+    /// Someone joined or left the room.
+    func session(_ session: HappySession, presence change: PresenceChange, text: String)
+    /// The server replaced queued events by the current state.
+    func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String)
+    /// An error answer that belongs to no request of this session.
+    func session(_ session: HappySession, didReceiveError error: WireError)
+    /// The connection state changed.
+    func session(_ session: HappySession, didChange state: ConnectionState)
+}
+
+extension HappySessionDelegate {
+    public func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {}
+    public func session(_ session: HappySession, didReceive event: EventMessage, text: String) {}
+    public func session(_ session: HappySession, presence change: PresenceChange, text: String) {}
+    public func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {}
+    public func session(_ session: HappySession, didReceiveError error: WireError) {}
+    public func session(_ session: HappySession, didChange state: ConnectionState) {}
+}
+
+/// A consistent copy of a session's knowledge at one moment.
+public struct SessionSnapshot: Sendable {
+    public var ledger: RoomLedger
+    public var connectionState: ConnectionState?
+    /// The latest welcome, decoded and as parsed JSON.
+    public var welcome: WelcomeMessage?
+    public var welcomeJSON: JSONValue?
+    public var geometry: SceneGeometry
+    public var limits: WelcomeLimits?
+    /// Server clock minus local clock, in milliseconds (nil before a welcome).
+    public var clockOffsetMilliseconds: Double?
+
+    /// The server's clock now, in milliseconds, as far as the session can tell.
+    public var estimatedServerTime: Int64 {
+        Int64((Double(Clock.wallMilliseconds()) + (clockOffsetMilliseconds ?? 0)).rounded())
+    }
+}

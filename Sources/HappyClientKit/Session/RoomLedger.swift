@@ -1,0 +1,104 @@
+import HappyCore
+
+/// What a client knows of its room across connections: epoch, the last
+/// event seq passed on, the scene, presence. A value type whose mutating
+/// methods say what to do with each message, so that replayed events are
+/// passed on exactly once and in order.
+public struct RoomLedger: Sendable {
+    public private(set) var room: String?
+    public private(set) var you: Participant?
+    public private(set) var epoch: String?
+    /// The newest event seq passed on (or covered by a welcome or resync).
+    public private(set) var deliveredSeq: UInt64 = 0
+    public private(set) var state: Scene?
+    /// The seq `state` belongs to.
+    public private(set) var stateSeq: UInt64 = 0
+    public private(set) var presence: [Participant] = []
+    public private(set) var presenceCount = 0
+    /// States after recent events, to answer "the scene after seq N".
+    private var recent: [(seq: UInt64, state: Scene)] = []
+    private static let recentLimit = 64
+
+    public init() {}
+
+    /// Where to resume from: the last seq seen and its epoch.
+    public var resumePoint: (since: UInt64, epoch: String)? {
+        epoch.map { (deliveredSeq, $0) }
+    }
+
+    /// Starts as if the events up to `since` of `epoch` had been seen, so
+    /// that the first connection replays the ones after it.
+    public mutating func prime(since: UInt64, epoch: String) {
+        guard self.epoch == nil else { return }
+        self.epoch = epoch
+        deliveredSeq = since
+    }
+
+    /// Takes in a welcome; says how it relates to the previous connection.
+    public mutating func welcome(_ welcome: WelcomeMessage) -> ResumeOutcome {
+        let outcome: ResumeOutcome
+        if epoch == nil {
+            outcome = .fresh
+            deliveredSeq = welcome.seq
+        } else if welcome.epoch != epoch || welcome.seq < deliveredSeq {
+            outcome = .newEpoch
+            deliveredSeq = welcome.seq
+        } else if welcome.recovered {
+            outcome = .resumed(missed: welcome.seq - deliveredSeq)
+        } else {
+            outcome = .gap(lastSeen: deliveredSeq, seq: welcome.seq)
+            deliveredSeq = welcome.seq
+        }
+        if case .resumed = outcome {} else { recent.removeAll() }
+        room = welcome.room
+        you = welcome.you
+        epoch = welcome.epoch
+        state = welcome.state
+        stateSeq = welcome.seq
+        presence = welcome.presence
+        presenceCount = welcome.presenceCount
+        return outcome
+    }
+
+    /// Takes in an event; false when it was already passed on (a replay
+    /// of something seen), so it must not be passed on again.
+    public mutating func event(_ event: EventMessage) -> Bool {
+        guard event.seq > deliveredSeq else { return false }
+        deliveredSeq = event.seq
+        if event.seq > stateSeq {
+            state = event.state
+            stateSeq = event.seq
+        }
+        recent.append((event.seq, event.state))
+        if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
+        return true
+    }
+
+    /// Takes in a resync: the state replaces everything queued before `seq`.
+    public mutating func resync(seq: UInt64, state: Scene, presence: [Participant]?, presenceCount: Int?) {
+        self.state = state
+        stateSeq = seq
+        deliveredSeq = max(deliveredSeq, seq)
+        if let presence {
+            self.presence = presence
+            self.presenceCount = presenceCount ?? presence.count
+        }
+    }
+
+    /// Takes in a join or leave.
+    public mutating func presence(_ change: PresenceChange) {
+        switch change {
+        case .joined(let participant):
+            if !presence.contains(participant) { presence.append(participant) }
+            presenceCount += 1
+        case .left(let participant):
+            presence.removeAll { $0 == participant }
+            presenceCount = max(0, presenceCount - 1)
+        }
+    }
+
+    /// The scene right after event `seq` when it is still known, else the current one.
+    public func state(after seq: UInt64) -> Scene? {
+        recent.last(where: { $0.seq == seq })?.state ?? state
+    }
+}

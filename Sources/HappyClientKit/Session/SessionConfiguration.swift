@@ -1,0 +1,57 @@
+/// Where and as whom a `HappySession` connects, and how it reconnects.
+public struct SessionConfiguration: Sendable {
+    /// The server: `ws://host:port`, optionally with a path (`/ws` when none).
+    public var server: WebSocketURL
+    /// The room to join; nil joins the server's default room.
+    public var room: String?
+    /// The display name; nil lets the server pick `guest-<id>`.
+    public var name: String?
+    /// An access token (PROTOCOL.md section 7).
+    public var token: String?
+    /// Reconnect (and resume) when a connection that was welcomed drops.
+    public var reconnects: Bool
+    public var backoff: Backoff
+    public var options: WebSocketOptions
+
+    public init(server: WebSocketURL, room: String? = nil, name: String? = nil, token: String? = nil,
+                reconnects: Bool = false, backoff: Backoff = Backoff(),
+                options: WebSocketOptions = WebSocketOptions()) {
+        self.server = server
+        self.room = room
+        self.name = name
+        self.token = token
+        self.reconnects = reconnects
+        self.backoff = backoff
+        self.options = options
+    }
+
+    /// The server URL with `/ws` when it names no path.
+    public var endpoint: WebSocketURL {
+        let (path, query) = Self.split(server.path)
+        return server.with(path: (path == "/" || path.isEmpty ? "/ws" : path) + query)
+    }
+
+    /// The URL of one connection attempt: room, name and token, plus
+    /// `since`/`epoch` when resuming.
+    public func connectURL(resumingAfter since: UInt64? = nil, epoch: String? = nil) -> WebSocketURL {
+        let base = endpoint
+        let (path, query) = Self.split(base.path)
+        let added = QueryEncoding.query([
+            ("room", room), ("name", name), ("token", token),
+            ("since", epoch == nil ? nil : since.map(String.init)), ("epoch", since == nil ? nil : epoch),
+        ])
+        if query.isEmpty { return base.with(path: path + added) }
+        return base.with(path: path + query + (added.isEmpty ? "" : "&" + added.dropFirst()))
+    }
+
+    /// The endpoint as shown to people: without the query (it may hold the token).
+    public var displayURL: String {
+        let url = endpoint
+        return url.with(path: Self.split(url.path).path).description
+    }
+
+    private static func split(_ target: String) -> (path: String, query: String) {
+        guard let mark = target.firstIndex(of: "?") else { return (target, "") }
+        return (String(target[..<mark]), String(target[mark...]))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import HappyCore
+
+/// The state of a session's connection, as its delegate is told.
+public enum ConnectionState: Equatable, Sendable {
+    /// Opening a connection; `attempt` is 0 for the first one.
+    case connecting(attempt: Int)
+    /// Welcomed in the room.
+    case connected
+    /// The connection dropped; the next attempt starts in `retryIn` seconds.
+    case waiting(retryIn: Double, reason: String)
+    /// The session is over: stopped, refused, or dropped without reconnecting.
+    case ended(SessionError)
+}
+
+/// How a welcome relates to what the session saw before.
+public enum ResumeOutcome: Equatable, Sendable {
+    /// The session's first welcome.
+    case fresh
+    /// Resumed: the `missed` events after the last one seen follow, in order.
+    case resumed(missed: UInt64)
+    /// Not resumed (history too short): events after `lastSeen` up to `seq` are lost.
+    case gap(lastSeen: UInt64, seq: UInt64)
+    /// The room's history was lost (a new epoch): numbering starts afresh.
+    case newEpoch
+}
+
+/// A join or leave, as read from a `presence` message.
+public enum PresenceChange: Equatable, Sendable {
+    case joined(Participant)
+    case left(Participant)
+}
+
+/// What an intent came to: the ack's result and seq, and the scene as it
+/// stood after it (the state of the event it caused, or the current one).
+public struct IntentOutcome: Equatable, Sendable {
+    public var result: String
+    public var seq: UInt64
+    public var state: Scene
+
+    public init(result: String, seq: UInt64, state: Scene) {
+        self.result = result
+        self.seq = seq
+        self.state = state
+    }
+}
+
+/// One application-level ping: local send and receive times and the
+/// server's clock, in wall-clock milliseconds.
+public struct PingSample: Equatable, Sendable {
+    public var sentAt: Double
+    public var receivedAt: Double
+    public var serverTime: Int64
+
+    public init(sentAt: Double, receivedAt: Double, serverTime: Int64) {
+        self.sentAt = sentAt
+        self.receivedAt = receivedAt
+        self.serverTime = serverTime
+    }
+
+    public var roundTripMilliseconds: Double { receivedAt - sentAt }
+
+    /// The wall clock in milliseconds, with sub-millisecond precision.
+    public static func now() -> Double {
+        Date().timeIntervalSince1970 * 1000
+    }
+
+    /// Server clock minus local clock, assuming the pong took half the trip.
+    public var clockOffsetMilliseconds: Double { Double(serverTime) - (sentAt + receivedAt) / 2 }
+}
+
+/// The scene geometry from a welcome's `scene` object.
+extension SceneGeometry {
+    public init?(welcome json: JSONValue) {
+        guard let scene = json["scene"], let width = scene["width"]?.doubleValue,
+              let height = scene["height"]?.doubleValue, let size = scene["dragonSize"]?.doubleValue,
+              let step = scene["step"]?.doubleValue else { return nil }
+        self.init(width: width, height: height, dragonSize: size, step: step)
+    }
+}
+
+/// The limits from a welcome's `limits` object.
+extension WelcomeLimits {
+    public init?(welcome json: JSONValue) {
+        guard let limits = json["limits"], let rate = limits["intentsPerSecond"]?.doubleValue,
+              let burst = limits["intentBurst"]?.doubleValue, let bytes = limits["maxMessageBytes"]?.doubleValue,
+              rate.isFinite, burst.isFinite, bytes.isFinite else { return nil }
+        self.init(intentsPerSecond: rate, intentBurst: Int(burst), maxMessageBytes: Int(bytes))
+    }
+}

@@ -1,0 +1,125 @@
+@testable import HappyClientCLI
+import HappyClientKit
+import HappyCore
+import XCTest
+
+/// The lines commands print: acks, events, presence, state, ping.
+final class OutputTests: XCTestCase {
+    private func scene(_ change: (inout Scene) -> Void = { _ in }) -> Scene {
+        var scene = Scene.standard
+        change(&scene)
+        return scene
+    }
+
+    private func event(_ text: String) -> EventMessage {
+        guard case .event(let event)? = ServerMessage.decode(text)?.0 else { fatalError("bad event: \(text)") }
+        return event
+    }
+
+    private func eventText(seq: Int, name: String, changes: String, dragonX: Double = 10,
+                           hidden: Bool = false, sender: String = "alice") -> String {
+        """
+        {"type":"event","seq":\(seq),"room":"lobby","time":1764504245000,"name":"\(name)",\
+        "sender":{"id":"c7","name":"\(sender)"},"changes":[\(changes)],\
+        "state":{"face":{"happiness":80,"smile":0.6,"scale":1.32},\
+        "heart":{"rate":0.7,"fillColor":"#ff0000","strokeColor":"#000000","lineWidth":2},\
+        "dragon":{"x":\(dragonX),"y":10,"hidden":\(hidden)}}}
+        """
+    }
+
+    func testAckLines() {
+        func line(_ action: Action, _ result: String, _ scene: Scene) -> String {
+            IntentReport.line(for: action, IntentOutcome(result: result, seq: 1, state: scene))
+        }
+        XCTAssertEqual(line(.setHappiness(80), "applied", scene { $0.face.happiness = 80 }), "applied  happiness 80")
+        XCTAssertEqual(line(.dragonForward, "blocked", scene { $0.dragon.x = 270 }), "blocked  dragon (270, 10)")
+        XCTAssertEqual(line(.setScale(5), "clamped", scene { $0.face.scale = 2 }), "clamped  scale 2")
+        XCTAssertEqual(line(.pinch(1.1), "applied", scene { $0.face.scale = 0.9 * 1.1 }), "applied  scale 0.99")
+        XCTAssertEqual(line(.setRate(0.7), "applied", scene { $0.heart.rate = 0.7 }), "applied  heart rate 0.7")
+        XCTAssertEqual(line(.setStyle(HeartStyle(lineWidth: 2)), "applied", scene { $0.heart.lineWidth = 2 }),
+                       "applied  heart fill #ff0000 stroke #000000 width 2")
+        XCTAssertEqual(line(.toggleHidden, "applied", scene { $0.dragon.hidden = true }), "applied  dragon hidden")
+        XCTAssertEqual(line(.reset, "unchanged", scene()),
+                       "unchanged  room happiness 50, scale 0.9, heart rate 0.5, dragon (10, 10) shown")
+    }
+
+    func testWatchLinesForEvents() {
+        let lines = EventLines(offsetSeconds: 0)
+        let forward = event(eventText(seq: 131, name: "forwardButtonClicked:",
+                                      changes: #"{"path":"dragon.x","from":10,"to":20}"#, dragonX: 20))
+        XCTAssertEqual(lines.event(forward), "12:04:05 #131 alice  forwardButtonClicked:  dragon (20, 10)")
+        let blocked = event(eventText(seq: 132, name: "backButtonClicked:", changes: ""))
+        XCTAssertEqual(lines.event(blocked), "12:04:05 #132 alice  backButtonClicked:  dragon (10, 10) blocked")
+        let happiness = event(eventText(seq: 1, name: "faceView:didChangeHappiness:",
+                                        changes: #"{"path":"face.happiness","from":50,"to":80}"#))
+        XCTAssertEqual(EventLines.summary(of: happiness), "happiness 80")
+        let style = event(eventText(seq: 2, name: "heartView:didChangeStyle:",
+                                    changes: #"{"path":"heart.lineWidth","from":1,"to":2}"#))
+        XCTAssertEqual(EventLines.summary(of: style), "heart width 2")
+        let hidden = event(eventText(seq: 3, name: "dragonView:didChangeHidden:",
+                                     changes: #"{"path":"dragon.hidden","from":false,"to":true}"#, hidden: true))
+        XCTAssertEqual(EventLines.summary(of: hidden), "dragon hidden")
+        XCTAssertEqual(EventLines(offsetSeconds: 3600).event(forward).prefix(8), "13:04:05", "local time")
+    }
+
+    func testWatchLinesForPresenceAndResync() {
+        let lines = EventLines(offsetSeconds: 0)
+        let bob = Participant(id: "c8", name: "bob")
+        XCTAssertEqual(lines.presence(.joined(bob), atMilliseconds: 1764504247000), "12:04:07 bob (c8) joined")
+        XCTAssertEqual(lines.presence(.left(bob), atMilliseconds: 1764504247000), "12:04:07 bob (c8) left")
+        XCTAssertEqual(lines.resync(seq: 180, state: .standard, atMilliseconds: 1764504249000),
+                       "12:04:09 resync #180 (events before it were skipped): happiness 50, scale 0.9, heart rate 0.5, dragon (10, 10) shown")
+    }
+
+    func testTimesOfDay() {
+        XCTAssertEqual(TimeOfDay.format(milliseconds: 0, offsetSeconds: 0), "00:00:00")
+        XCTAssertEqual(TimeOfDay.format(milliseconds: 1764504245999, offsetSeconds: 0), "12:04:05")
+        XCTAssertEqual(TimeOfDay.format(milliseconds: 3_600_000, offsetSeconds: -7200), "23:00:00")
+    }
+
+    func testNumbers() {
+        XCTAssertEqual(Describe.number(2), "2")
+        XCTAssertEqual(Describe.number(0.9), "0.9")
+        XCTAssertEqual(Describe.number(0.9 * 1.1 * 1.1 * 1.1), "1.198")
+        XCTAssertEqual(Describe.number(-5), "-5")
+        XCTAssertEqual(Describe.number(0.0001), "0")
+    }
+
+    func testStateReport() throws {
+        let text = """
+            {"type":"welcome","protocol":1,"room":"kitchen","you":{"id":"c9","name":"me","role":"player"},\
+            "epoch":"8f0c2a","seq":130,"state":{"face":{"happiness":80,"smile":0.6,"scale":0.9},\
+            "heart":{"rate":0.5,"fillColor":"#ff0000","strokeColor":"#000000","lineWidth":1},\
+            "dragon":{"x":20,"y":10,"hidden":true}},"scene":{"width":375,"height":180,"dragonSize":100,"step":10},\
+            "presence":[{"id":"c7","name":"alice"},{"id":"c9","name":"me"}],"presenceCount":2,\
+            "serverTime":1764460000123,"recovered":false,"limits":{"intentsPerSecond":60,"intentBurst":120,"maxMessageBytes":4096}}
+            """
+        guard let (message, json) = ServerMessage.decode(text), case .welcome(let welcome) = message else {
+            return XCTFail("bad welcome")
+        }
+        let report = StateReport(welcome: welcome, json: json)
+        XCTAssertEqual(report.text, """
+            room     kitchen   seq 130   epoch 8f0c2a
+            face     happiness 80 (smile 0.6)   scale 0.9
+            heart    rate 0.5   fill #ff0000   stroke #000000   width 1
+            dragon   (20, 10)   hidden
+            here     1 other: alice (c7)
+            """)
+        let parsed = try JSONParser.parse(report.jsonText)
+        XCTAssertEqual(parsed["room"], .string("kitchen"))
+        XCTAssertEqual(parsed["seq"], .number(130))
+        XCTAssertEqual(parsed["epoch"], .string("8f0c2a"))
+        XCTAssertEqual(parsed["state"], json["state"])
+        XCTAssertEqual(parsed["presence"], try JSONParser.parse(#"[{"id":"c7","name":"alice"}]"#))
+        XCTAssertEqual(parsed["presenceCount"], .number(1))
+    }
+
+    func testPingSummary() {
+        let samples = [PingSample(sentAt: 0, receivedAt: 2, serverTime: 11), PingSample(sentAt: 10, receivedAt: 11, serverTime: 20)]
+        XCTAssertEqual(PingSummary(samples: samples).lines, [
+            "rtt min/avg/max = 1.00/1.50/2.00 ms over 2 pings",
+            "clock offset +9.50 ms (the server's clock is ahead of this one; ±0.50 ms)",
+        ])
+        XCTAssertEqual(PingSummary(samples: []).lines, [])
+    }
+}

@@ -1,0 +1,109 @@
+@testable import HappyClientCLI
+import HappyClientKit
+import HappyCore
+import XCTest
+
+/// The command line, parsed from argument arrays: what is accepted and how.
+final class ParserTests: XCTestCase {
+    private func parse(_ arguments: [String], environment: [String: String] = [:],
+                       file: StaticString = #filePath, line: UInt = #line) -> Invocation? {
+        do {
+            return try CommandLineParser.parse(arguments, environment: environment)
+        } catch {
+            XCTFail("\(arguments) was refused: \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    private func command(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) -> Command? {
+        parse(arguments, file: file, line: line)?.command
+    }
+
+    func testValueCommandsBecomeIntents() {
+        XCTAssertEqual(command(["happiness", "80"]), .intents(.happiness, [.setHappiness(80)]))
+        XCTAssertEqual(command(["happiness", "150"]), .intents(.happiness, [.setHappiness(150)]), "the server clamps")
+        XCTAssertEqual(command(["happiness", "80.0"]), .intents(.happiness, [.setHappiness(80)]))
+        XCTAssertEqual(command(["nudge", "happiness", "+5"]), .intents(.nudge, [.nudgeHappiness(5)]))
+        XCTAssertEqual(command(["nudge", "happiness", "-5"]), .intents(.nudge, [.nudgeHappiness(-5)]))
+        XCTAssertEqual(command(["scale", "1.2"]), .intents(.scale, [.setScale(1.2)]))
+        XCTAssertEqual(command(["pinch", "1.1"]), .intents(.pinch, [.pinch(1.1)]))
+        XCTAssertEqual(command(["heart", "0.7"]), .intents(.heart, [.setRate(0.7)]))
+        XCTAssertEqual(command(["reset"]), .intents(.reset, [.reset]))
+    }
+
+    func testHeartStyleOptions() {
+        let style = HeartStyle(fillColor: RGBColor(hex: "#f00"), strokeColor: RGBColor(hex: "#000"), lineWidth: 2)
+        XCTAssertEqual(command(["heart", "--fill", "#f00", "--stroke", "#000", "--width", "2"]),
+                       .intents(.heart, [.setStyle(style)]))
+        XCTAssertEqual(command(["heart", "--width=0"]), .intents(.heart, [.setStyle(HeartStyle(lineWidth: 0))]))
+        XCTAssertEqual(command(["heart", "0.2", "--fill", "#00FF00"]),
+                       .intents(.heart, [.setRate(0.2), .setStyle(HeartStyle(fillColor: RGBColor(hex: "#0f0")))]))
+    }
+
+    func testDragonActionsAndTimes() {
+        XCTAssertEqual(command(["dragon", "forward"]), .intents(.dragon, [.dragonForward]))
+        XCTAssertEqual(command(["dragon", "back", "--times", "3"]),
+                       .intents(.dragon, Array(repeating: .dragonBack, count: 3)))
+        XCTAssertEqual(command(["dragon", "hide"]), .intents(.dragon, [.setHidden(true)]))
+        XCTAssertEqual(command(["dragon", "show"]), .intents(.dragon, [.setHidden(false)]))
+        XCTAssertEqual(command(["dragon", "--times=2", "toggle"]), .intents(.dragon, [.toggleHidden, .toggleHidden]))
+    }
+
+    func testReadingCommands() {
+        XCTAssertEqual(command(["state"]), .state(json: false))
+        XCTAssertEqual(command(["state", "--json"]), .state(json: true))
+        XCTAssertEqual(command(["watch", "--json"]), .watch(json: true))
+        XCTAssertEqual(command(["ping"]), .ping(count: 5))
+        XCTAssertEqual(command(["ping", "--count", "2"]), .ping(count: 2))
+        XCTAssertEqual(command(["play"]), .play(PlayOptions()))
+        XCTAssertEqual(command(["play", "--plain"]), .play(PlayOptions(colorMode: ColorMode.none)))
+        XCTAssertEqual(command(["play", "--color", "16", "--art", "a.json", "--fps", "5"]),
+                       .play(PlayOptions(colorMode: .ansi16, artPath: "a.json", framesPerSecond: 5)))
+    }
+
+    func testCommonOptionsBeforeOrAfterTheCommand() {
+        let before = parse(["--url", "ws://example.org:9000", "--room", "kitchen", "--name", "alice",
+                            "--token", "abc", "--timeout", "2.5", "state"])
+        XCTAssertEqual(before?.common, CommonOptions(url: WebSocketURL("ws://example.org:9000")!, room: "kitchen",
+                                                     name: "alice", token: "abc", timeout: 2.5))
+        let after = parse(["state", "--json", "--room=kitchen", "--url=ws://example.org:9000", "--name", "alice",
+                           "--token", "abc", "--timeout", "2.5"])
+        XCTAssertEqual(after?.common, before?.common)
+        XCTAssertEqual(after?.command, .state(json: true))
+    }
+
+    func testDefaultsAndEnvironment() {
+        let plain = parse(["state"])
+        XCTAssertEqual(plain?.common.url.description, "ws://127.0.0.1:8080/")
+        XCTAssertNil(plain?.common.room)
+        XCTAssertEqual(plain?.common.timeout, 5)
+        let environment = ["HAPPY_URL": "ws://10.0.0.2:81", "HAPPY_ROOM": "den", "HAPPY_NAME": "bob",
+                           "HAPPY_TOKEN": "tok"]
+        let fromEnvironment = parse(["state"], environment: environment)
+        XCTAssertEqual(fromEnvironment?.common.url.host, "10.0.0.2")
+        XCTAssertEqual(fromEnvironment?.common.room, "den")
+        XCTAssertEqual(fromEnvironment?.common.name, "bob")
+        XCTAssertEqual(fromEnvironment?.common.token, "tok")
+        let overridden = parse(["--room", "attic", "state"], environment: environment)
+        XCTAssertEqual(overridden?.common.room, "attic", "the command line wins")
+        XCTAssertNil(parse(["state"], environment: ["HAPPY_ROOM": ""])?.common.room, "empty means unset")
+    }
+
+    func testNegativeNumbersAndDoubleDashAreValues() {
+        XCTAssertEqual(command(["happiness", "-3"]), .intents(.happiness, [.setHappiness(-3)]))
+        XCTAssertEqual(command(["heart", "-0.5"]), .intents(.heart, [.setRate(-0.5)]))
+        XCTAssertEqual(command(["nudge", "--", "happiness", "-7"]), .intents(.nudge, [.nudgeHappiness(-7)]))
+    }
+
+    func testHelpForTheToolAndEachCommand() {
+        XCTAssertEqual(command(["--help"]), .help(nil))
+        XCTAssertEqual(command(["-h"]), .help(nil))
+        XCTAssertEqual(command(["help"]), .help(nil))
+        XCTAssertEqual(command(["help", "heart"]), .help(.heart))
+        XCTAssertEqual(command(["heart", "--help"]), .help(.heart))
+        XCTAssertEqual(command(["heart", "--width", "x", "--help"]), .help(.heart), "help wins over bad values")
+        for name in CommandName.allCases where name != .help {
+            XCTAssertEqual(command([name.rawValue, "--help"]), .help(name))
+        }
+    }
+}

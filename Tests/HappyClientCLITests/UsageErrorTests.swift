@@ -1,0 +1,89 @@
+@testable import HappyClientCLI
+import XCTest
+
+/// Bad command lines: each is refused with a message that says what was wrong.
+final class UsageErrorTests: XCTestCase {
+    private func refusal(_ arguments: [String], environment: [String: String] = [:],
+                         file: StaticString = #filePath, line: UInt = #line) -> UsageError? {
+        do {
+            let invocation = try CommandLineParser.parse(arguments, environment: environment)
+            XCTFail("\(arguments) was accepted as \(invocation.command)", file: file, line: line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func assertRefused(_ arguments: [String], _ expected: String, environment: [String: String] = [:],
+                               file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(refusal(arguments, environment: environment, file: file, line: line)?.description, expected,
+                       file: file, line: line)
+    }
+
+    func testTheExampleOfTheIssue() {
+        assertRefused(["heart", "--width", "x"], #"happyclient: heart: --width needs a number from 0 to 20, got "x""#)
+    }
+
+    func testCommandsAndOptions() {
+        assertRefused([], "happyclient: no command given")
+        assertRefused(["jump"], #"happyclient: unknown command "jump""#)
+        assertRefused(["state", "--colour"], #"happyclient: state: unknown option "--colour""#)
+        assertRefused(["--json", "state"], "happyclient: --json is an option of state and watch; put it after the command")
+        assertRefused(["state", "--json=yes"], "happyclient: state: --json takes no value")
+        assertRefused(["state", "extra"], #"happyclient: state: unexpected argument "extra""#)
+        assertRefused(["state", "--room"], "happyclient: state: --room needs a value")
+        assertRefused(["help", "jump"], #"happyclient: help: unknown command "jump""#)
+    }
+
+    func testValuesAreCheckedLikeTheServerChecksThem() {
+        assertRefused(["happiness"], "happyclient: happiness: missing VALUE: an integer, e.g. happiness 80")
+        assertRefused(["happiness", "8.5"], #"happyclient: happiness: VALUE needs an integer (0 to 100; others are clamped), got "8.5""#)
+        assertRefused(["happiness", "nan"], #"happyclient: happiness: VALUE needs an integer (0 to 100; others are clamped), got "nan""#)
+        assertRefused(["nudge", "scale", "+5"], #"happyclient: nudge: only happiness can be nudged, got "scale" (use pinch FACTOR for the scale)"#)
+        assertRefused(["nudge", "happiness", "+200"], #"happyclient: nudge: DELTA needs an integer from -100 to 100, got "+200""#)
+        assertRefused(["scale", "0"], #"happyclient: scale: VALUE needs a number greater than 0, got "0""#)
+        assertRefused(["scale", "0x10"], #"happyclient: scale: VALUE needs a number greater than 0, got "0x10""#)
+        assertRefused(["pinch", "-1"], #"happyclient: pinch: FACTOR needs a number greater than 0, got "-1""#)
+        assertRefused(["heart"], "happyclient: heart: needs a RATE or at least one of --fill, --stroke, --width")
+        assertRefused(["heart", "lots"], #"happyclient: heart: RATE needs a number (0 to 1; others are clamped), got "lots""#)
+        assertRefused(["heart", "--fill", "red"], #"happyclient: heart: --fill needs a colour like #f00 or #ff0000, got "red""#)
+        assertRefused(["heart", "--width", "21"], #"happyclient: heart: --width needs a number from 0 to 20, got "21""#)
+        assertRefused(["dragon", "up"], #"happyclient: dragon: ACTION needs forward, back, hide, show or toggle, got "up""#)
+        assertRefused(["dragon", "forward", "--times", "0"], #"happyclient: dragon: --times needs a whole number from 1 to 1000, got "0""#)
+        assertRefused(["ping", "--count", "many"], #"happyclient: ping: --count needs a whole number from 1 to 100, got "many""#)
+        assertRefused(["play", "--color", "256"], #"happyclient: play: --color needs truecolor, 16 or none, got "256""#)
+    }
+
+    func testCommonOptionsAndTheirVariables() {
+        assertRefused(["--url", "http//x", "state"], #"happyclient: state: --url needs a ws:// or wss:// URL such as ws://127.0.0.1:8080, got "http//x""#)
+        assertRefused(["--room", "bad room", "state"], #"happyclient: state: --room needs 1-64 characters of A-Z a-z 0-9 _ -, got "bad room""#)
+        assertRefused(["--name", String(repeating: "n", count: 33), "state"],
+                      "happyclient: state: --name needs 1-32 printable characters, got \"\(String(repeating: "n", count: 33))\"")
+        assertRefused(["--timeout", "0", "state"], #"happyclient: state: --timeout needs a number of seconds greater than 0 (at most 86400), got "0""#)
+        assertRefused(["state"], #"happyclient: state: HAPPY_ROOM needs 1-64 characters of A-Z a-z 0-9 _ -, got "a/b""#,
+                      environment: ["HAPPY_ROOM": "a/b"])
+        assertRefused(["state"], #"happyclient: state: HAPPY_URL needs a ws:// or wss:// URL such as ws://127.0.0.1:8080, got "ftp://x""#,
+                      environment: ["HAPPY_URL": "ftp://x"])
+    }
+
+    func testTheFullTextShowsTheCommandsUsage() {
+        let text = refusal(["heart", "--width", "x"])?.fullText ?? ""
+        XCTAssertEqual(text, """
+            happyclient: heart: --width needs a number from 0 to 20, got "x"
+            usage: happyclient [options] heart [RATE] [--fill COLOR] [--stroke COLOR] [--width WIDTH]
+            Try 'happyclient heart --help' for more.
+            """)
+        XCTAssertTrue(refusal(["jump"])?.fullText.contains("usage: happyclient [options] <command>") ?? false)
+    }
+
+    func testHelpDocumentsTheExitCodesAndEveryCommand() {
+        for code in ["0 ", "64", "65", "69", "75"] {
+            XCTAssertTrue(HelpText.general.contains("  \(code)"), "exit code \(code) in --help")
+        }
+        for name in CommandName.allCases {
+            XCTAssertTrue(HelpText.general.contains("  \(name.rawValue)"), "\(name) in --help")
+            XCTAssertTrue(HelpText.help(for: name).contains("exit codes:"), "\(name) --help")
+        }
+        XCTAssertEqual(ExitStatus.allCases.map(\.rawValue), [0, 64, 65, 69, 75])
+    }
+}

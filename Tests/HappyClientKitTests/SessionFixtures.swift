@@ -1,0 +1,37 @@
+import HappyClientKit
+import HappyCore
+
+/// Server messages for session tests, decoded from JSON text as a client reads them.
+enum SessionFixtures {
+    static func state(happiness: Int = 50, x: Double = 10) -> String {
+        """
+        {"face":{"happiness":\(happiness),"smile":0,"scale":0.9},\
+        "heart":{"rate":0.5,"fillColor":"#ff0000","strokeColor":"#000000","lineWidth":1},\
+        "dragon":{"x":\(x),"y":10,"hidden":false}}
+        """
+    }
+
+    static func welcome(epoch: String = "e1", seq: UInt64, recovered: Bool = false, happiness: Int = 50,
+                        presence: [(String, String)] = [("c1", "me")]) -> WelcomeMessage {
+        let list = presence.map { #"{"id":"\#($0.0)","name":"\#($0.1)"}"# }.joined(separator: ",")
+        let text = """
+            {"type":"welcome","protocol":1,"room":"lobby","you":{"id":"c1","name":"me","role":"player"},\
+            "epoch":"\(epoch)","seq":\(seq),"state":\(state(happiness: happiness)),\
+            "scene":{"width":375,"height":180,"dragonSize":100,"step":10},\
+            "presence":[\(list)],"presenceCount":\(presence.count),"serverTime":1764460000123,\
+            "recovered":\(recovered),"limits":{"intentsPerSecond":60,"intentBurst":120,"maxMessageBytes":4096}}
+            """
+        guard case .welcome(let welcome)? = ServerMessage.decode(text)?.0 else { fatalError("bad welcome fixture") }
+        return welcome
+    }
+
+    static func event(seq: UInt64, happiness: Int) -> EventMessage {
+        let text = """
+            {"type":"event","seq":\(seq),"room":"lobby","time":1764460000456,"name":"faceView:didChangeHappiness:",\
+            "sender":{"id":"c7","name":"alice"},"changes":[{"path":"face.happiness","from":0,"to":\(happiness)}],\
+            "state":\(state(happiness: happiness))}
+            """
+        guard case .event(let event)? = ServerMessage.decode(text)?.0 else { fatalError("bad event fixture") }
+        return event
+    }
+}
