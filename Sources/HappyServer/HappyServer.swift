@@ -33,6 +33,7 @@ public final class HappyServer: @unchecked Sendable {
     public private(set) var boundPort = 0
 
     var pipeline = CommitPipeline()
+    var turnClock = TurnClock()
     var rooms: [String: RoomRuntime] = [:]
     var occupiedRoomCount = 0
     var connections: [Connection] = []
@@ -260,6 +261,7 @@ public final class HappyServer: @unchecked Sendable {
 
     /// Work due at the end of every loop turn: the group commit.
     func afterServiceTurn() {
+        turnClock.nextTurn()
         flushCommits()
         if shuttingDown { continueShutdown() }
     }

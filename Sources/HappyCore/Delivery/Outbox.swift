@@ -25,10 +25,32 @@ public struct Outbox<Payload> {
         case overLimit
     }
 
+    /// How an entry is stored: a struct with an optional payload (nil for
+    /// the resync marker) copies as plainly as a pointer and two numbers.
+    @frozen @usableFromInline
+    struct Slot {
+        @usableFromInline var payload: Payload?
+        @usableFromInline var bytes: Int
+        @usableFromInline var droppable: Bool
+
+        @inlinable
+        init(payload: Payload?, bytes: Int, droppable: Bool) {
+            self.payload = payload
+            self.bytes = bytes
+            self.droppable = droppable
+        }
+
+        @inlinable
+        var entry: Entry {
+            if let payload { return .message(payload, bytes: bytes, droppable: droppable) }
+            return .resync
+        }
+    }
+
     public let limit: Int
     @usableFromInline var storedQueuedBytes = 0
     @usableFromInline var storedResyncPending = false
-    @usableFromInline var entries = RingQueue<Entry>()
+    @usableFromInline var entries = RingQueue<Slot>()
 
     @inlinable
     public init(limit: Int) {
@@ -39,8 +61,12 @@ public struct Outbox<Payload> {
     @inlinable public var resyncPending: Bool { storedResyncPending }
     @inlinable public var isEmpty: Bool { entries.isEmpty }
     @inlinable public var count: Int { entries.count }
-    @inlinable public var first: Entry? { entries.first }
-    @inlinable public subscript(offset: Int) -> Entry { entries[offset] }
+    @inlinable public var first: Entry? { entries.first?.entry }
+    @inlinable public subscript(offset: Int) -> Entry { entries[offset].entry }
+
+    /// The first message's payload, or nil when the outbox is empty or a
+    /// resync comes first (the per-message path, without building an `Entry`).
+    @inlinable public var firstPayload: Payload? { entries.first?.payload }
 
     @inlinable @discardableResult
     public mutating func push(_ payload: Payload, bytes: Int, droppable: Bool) -> Admission {
@@ -53,7 +79,7 @@ public struct Outbox<Payload> {
         } else if storedQueuedBytes + bytes > 2 * limit {
             return .overLimit
         }
-        entries.append(.message(payload, bytes: bytes, droppable: droppable))
+        entries.append(Slot(payload: payload, bytes: bytes, droppable: droppable))
         storedQueuedBytes += bytes
         return .queued
     }
@@ -61,12 +87,9 @@ public struct Outbox<Payload> {
     /// Removes the first entry once it has been written.
     @inlinable @discardableResult
     public mutating func removeFirst() -> Entry {
-        let entry = entries.removeFirst()
-        switch entry {
-        case .message(_, let bytes, _): storedQueuedBytes -= bytes
-        case .resync: storedResyncPending = false
-        }
-        return entry
+        let slot = entries.removeFirst()
+        if slot.payload == nil { storedResyncPending = false } else { storedQueuedBytes -= slot.bytes }
+        return slot.entry
     }
 
     /// Replaces the queued events with one resync (the state jumped ahead).
@@ -86,20 +109,21 @@ public struct Outbox<Payload> {
     /// first of them stood, so it still follows what came before it.
     @usableFromInline
     mutating func dropDroppable() -> Int {
-        var kept = RingQueue<Entry>()
+        let resync = Slot(payload: nil, bytes: 0, droppable: false)
+        var kept = RingQueue<Slot>()
         var dropped = 0
         var bytes = 0
         for offset in 0..<entries.count {
-            let entry = entries[offset]
-            if case .message(_, _, let droppable) = entry, droppable {
-                if dropped == 0 { kept.append(.resync) }
+            let slot = entries[offset]
+            if slot.payload != nil && slot.droppable {
+                if dropped == 0 { kept.append(resync) }
                 dropped += 1
                 continue
             }
-            if case .message(_, let size, _) = entry { bytes += size }
-            kept.append(entry)
+            if slot.payload != nil { bytes += slot.bytes }
+            kept.append(slot)
         }
-        if dropped == 0 { kept.append(.resync) }
+        if dropped == 0 { kept.append(resync) }
         entries = kept
         storedQueuedBytes = bytes
         storedResyncPending = true

@@ -24,6 +24,14 @@ public struct RingQueue<Element> {
         return storage[(head + offset) & (storage.count - 1)]!
     }
 
+    /// Changes the element at `offset` in place.
+    @inlinable
+    public mutating func modify(at offset: Int, _ change: (inout Element) -> Void) {
+        precondition(offset >= 0 && offset < count, "RingQueue index out of range")
+        let index = (head + offset) & (storage.count - 1)
+        change(&storage[index]!)
+    }
+
     @inlinable
     public mutating func append(_ element: Element) {
         if count == storage.count { grow() }

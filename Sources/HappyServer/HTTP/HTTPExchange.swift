@@ -15,7 +15,7 @@ struct HTTPResponse {
 
 /// One HTTP request on a callback route, from its headers to its last byte
 /// written. lws holds a retained reference in the wsi's opaque user data.
-final class HTTPExchange {
+final class HTTPExchange: Attachment {
     let wsi: OpaquePointer
     let method: String
     let path: String
@@ -41,6 +41,7 @@ final class HTTPExchange {
         self.query = query
         self.peerAddress = peerAddress
         self.startedAt = startedAt
+        super.init(isConnection: false)
     }
 
     /// The request path without its query string.

@@ -8,19 +8,21 @@ extension HappyServer {
 
     func exchange(of wsi: OpaquePointer) -> HTTPExchange? {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? HTTPExchange
+        let attachment = Unmanaged<Attachment>.fromOpaque(pointer).takeUnretainedValue()
+        return attachment.isConnection ? nil : unsafeDowncast(attachment, to: HTTPExchange.self)
     }
 
     private func attach(_ exchange: HTTPExchange) {
         detachExchange(exchange.wsi)
-        lws_set_opaque_user_data(exchange.wsi, Unmanaged.passRetained(exchange as AnyObject).toOpaque())
+        lws_set_opaque_user_data(exchange.wsi, Unmanaged.passRetained(exchange as Attachment).toOpaque())
     }
 
     /// Releases the exchange held by `wsi`, if any.
     func detachExchange(_ wsi: OpaquePointer) {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return }
-        let object = Unmanaged<AnyObject>.fromOpaque(pointer)
-        guard let exchange = object.takeUnretainedValue() as? HTTPExchange else { return }
+        let object = Unmanaged<Attachment>.fromOpaque(pointer)
+        guard !object.takeUnretainedValue().isConnection else { return }
+        let exchange = unsafeDowncast(object.takeUnretainedValue(), to: HTTPExchange.self)
         lws_set_opaque_user_data(wsi, nil)
         exchange.isClosed = true
         exchange.onClose?(exchange)

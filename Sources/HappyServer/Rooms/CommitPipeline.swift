@@ -84,7 +84,7 @@ struct CommitPipeline {
         for intent in intents {
             guard let event = intent.applied.event, let frame = intent.frame,
                   let room = intent.runtime.room else { continue }
-            let stored = withHistory ? [StoredEvent(seq: event.seq, json: Array(frame.payload))] : []
+            let stored = withHistory ? [StoredEvent(seq: event.seq, json: frame.payload)] : []
             if var commit = byRoom[event.room] {
                 commit.seq = event.seq
                 commit.scene = event.state

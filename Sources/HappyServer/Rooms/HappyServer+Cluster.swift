@@ -45,8 +45,7 @@ extension HappyServer {
     }
 
     private func broadcastPresence(_ encoded: [UInt8], in runtime: RoomRuntime) {
-        let frame = OutboundFrame(encoded: encoded)
-        for member in runtime.members { queue(frame, to: member, droppable: true) }
+        broadcast(OutboundFrame(encoded: encoded), in: runtime)
     }
 
     /// After an outage the rooms in memory may be behind: read them again.

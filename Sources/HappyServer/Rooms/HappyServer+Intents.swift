@@ -114,7 +114,7 @@ extension HappyServer {
             room.commit(event, historyElement: frame)
             noteDragonStatus(event, in: runtime)
             metrics.events += 1
-            for member in runtime.members { queue(frame, to: member, droppable: true) }
+            broadcast(frame, in: runtime)
         }
         metrics.countIntent(action: intent.intent.action.wireName, result: intent.applied.outcome.result.rawValue)
         let ack = ServerMessageEncoder.ack(id: intent.intent.id, seq: intent.applied.ackSeq,
@@ -122,7 +122,8 @@ extension HappyServer {
         switch intent.reply {
         case .connection(let connection):
             connection.pendingIntents -= 1
-            queue(OutboundFrame(encoded: ack), to: connection, droppable: false)
+            // After its event (the last entry of the log when it was broadcast).
+            send(OutboundFrame(encoded: ack), to: connection)
         case .http(let exchange):
             respond(exchange, status: 200, json: Array(ack[OutboundFrame.headroom...]))
         }

@@ -80,8 +80,17 @@ extension HappyServer {
                              reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
         }
+        // The others hear of the newcomer first; the newcomer starts reading
+        // the room's broadcasts after that, with its welcome.
+        clusterBus?.announce(joined: connection.participant, in: runtime.name)
+        if runtime.presenceCount + 1 <= config.limits.presenceBroadcastMax {
+            broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(joined: connection.participant,
+                                                                            headroom: OutboundFrame.headroom)),
+                      in: runtime)
+        }
         changeOccupancy(of: runtime) { runtime.add(connection) }
         connection.joined = true
+        connection.cursor = runtime.log.end
 
         let decision = ResumeDecision.decide(since: connection.resume.since, epoch: connection.resume.epoch,
                                              roomEpoch: room.epoch, roomSeq: room.committed.seq,
@@ -92,18 +101,10 @@ extension HappyServer {
             presence: [], presenceCount: runtime.presenceCount, serverTime: Clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
-        queue(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
-              to: connection, droppable: false)
+        send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
+             to: connection)
         if case .recovered(let replay) = decision {
-            for frame in replay { queue(frame, to: connection, droppable: true) }
-        }
-        clusterBus?.announce(joined: connection.participant, in: runtime.name)
-        if runtime.presenceCount <= config.limits.presenceBroadcastMax {
-            let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(joined: connection.participant,
-                                                                              headroom: OutboundFrame.headroom))
-            for member in runtime.members where member !== connection {
-                queue(frame, to: member, droppable: true)
-            }
+            for frame in replay { send(frame, to: connection, droppable: true) }
         }
         let early = connection.early
         connection.early = []
@@ -124,12 +125,13 @@ extension HappyServer {
         connection.room = nil
         guard connection.joined else { return }
         let countBefore = runtime.presenceCount
+        runtime.log.abandon(from: connection.cursor)
         changeOccupancy(of: runtime) { runtime.remove(connection) }
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         if countBefore <= config.limits.presenceBroadcastMax {
-            let frame = OutboundFrame(encoded: ServerMessageEncoder.presence(left: connection.participant,
-                                                                              headroom: OutboundFrame.headroom))
-            for member in runtime.members { queue(frame, to: member, droppable: true) }
+            broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(left: connection.participant,
+                                                                            headroom: OutboundFrame.headroom)),
+                      in: runtime)
         }
     }
 
@@ -156,7 +158,7 @@ extension HappyServer {
             return runtime
         }
         if rooms.count - occupiedRoomCount >= idleRoomCap + idleRoomCap / 10 + 1 { trimIdleRooms() }
-        let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds())
+        let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds(), logBytes: config.limits.maxQueuedBytes)
         rooms[name] = runtime
         if let clusterBus {
             // Hear of the room's changes and presence from the other nodes

@@ -29,9 +29,7 @@ extension HappyServer {
             let frames = missing.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) }
             room.catchUp(to: RoomSnapshot(seq: stored.seq, scene: stored.scene), events: frames)
             metrics.events += frames.count
-            for frame in frames {
-                for member in runtime.members { queue(frame.element, to: member, droppable: true) }
-            }
+            for frame in frames { broadcast(frame.element, in: runtime) }
             followDragonStatus(runtime, events: missing)
             refreshStreams(of: runtime)
             return
@@ -48,9 +46,8 @@ extension HappyServer {
     /// Every local client of the room gets one resync in place of its queued events.
     func resyncMembers(of runtime: RoomRuntime) {
         for member in runtime.members {
-            member.outbox.requireResync()
-            metrics.resyncs += 1
-            member.requestWritable()
+            member.needsResync = true
+            member.requestWritable(now: turnClock.now())
         }
     }
 }

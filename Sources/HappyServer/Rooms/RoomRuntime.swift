@@ -25,9 +25,13 @@ final class RoomRuntime {
     /// let the next visitor create it again under another epoch.
     var creationPending = false
 
-    init(name: String, now: Double) {
+    /// The room's broadcasts (events, presence), written by every member from its cursor.
+    var log: BroadcastLog<OutboundFrame>
+
+    init(name: String, now: Double, logBytes: Int) {
         self.name = name
         idleSince = now
+        log = BroadcastLog(byteLimit: logBytes)
     }
 
     var isLoading: Bool { room == nil && loadError == nil }

@@ -3,7 +3,7 @@ import HappyCore
 
 /// One WebSocket client. Owned by the service thread; lws holds a retained
 /// reference in the connection's opaque user data until it closes.
-final class Connection {
+final class Connection: Attachment {
     enum Kind {
         /// The Happy protocol on `/ws`.
         case happy
@@ -42,7 +42,12 @@ final class Connection {
     /// Messages that arrived before the welcome (the room was still loading).
     var early: [[UInt8]] = []
 
-    var outbox: Outbox<OutboundFrame>
+    /// Messages for this client alone; the room's broadcasts come from its log.
+    var outbox: Outbox<PrivateMessage>
+    /// The position in the room's broadcast log of the next entry to write.
+    var cursor: UInt64 = 0
+    /// The client fell behind the log, or the state jumped: one resync next.
+    var needsResync = false
     var writableRequested = false
     /// Intents of this connection still being recorded (their acks are due).
     var pendingIntents = 0
@@ -78,13 +83,24 @@ final class Connection {
         lastReceiveAt = now
         openedAt = now
         stalledSince = now
+        super.init(isConnection: true)
     }
 
     /// Asks lws for a WRITEABLE callback unless one is already on its way.
-    func requestWritable() {
+    /// `now` starts the clock of a client that does not read.
+    @inline(__always)
+    func requestWritable(now: Double) {
         guard !writableRequested, !isClosed else { return }
         writableRequested = true
+        stalledSince = now
         lws_callback_on_writable(wsi)
+    }
+
+    /// Nothing left to write: no private message, no broadcast ahead of the cursor.
+    var isCaughtUp: Bool {
+        guard outbox.isEmpty, !needsResync else { return false }
+        guard joined, let room else { return true }
+        return cursor >= room.log.end
     }
 
     /// Closes with `code` at the next chance to write (after the upgrade has
@@ -93,7 +109,7 @@ final class Connection {
         guard closeRequest == nil else { return }
         closeRequest = CloseRequest(code: code, reason: reason, afterDrain: afterDrain)
         writableRequested = false
-        requestWritable()
+        requestWritable(now: stalledSince)
     }
 
     /// Drops the connection without a close handshake (dead or stuck peer).

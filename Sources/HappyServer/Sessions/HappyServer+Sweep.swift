@@ -20,12 +20,13 @@ extension HappyServer {
             } else if now - connection.lastReceiveAt >= limits.pingIntervalSeconds {
                 connection.pingSentAt = now
                 connection.pingDue = true
-                connection.requestWritable()
+                connection.requestWritable(now: now)
             }
-            if !connection.outbox.isEmpty && now - connection.stalledSince > limits.writeTimeoutSeconds {
+            if !connection.isCaughtUp && now - connection.stalledSince > limits.writeTimeoutSeconds {
                 metrics.slowReaderCloses += 1
+                let behind = connection.room.map { $0.log.backlog(from: connection.cursor) } ?? 0
                 logger.info("dropping client that stopped reading", ["id": connection.participant.id,
-                                                                     "queued": "\(connection.outbox.queuedBytes)"])
+                                                                     "queued": "\(connection.outbox.queuedBytes + behind)"])
                 connection.kill()
             }
         }
@@ -39,9 +40,11 @@ extension HappyServer {
     /// Welcomes and presence messages of a crowd joining or leaving are big,
     /// short-lived allocations; once the churn has passed, hand the freed
     /// heap back to the system instead of keeping it as resident memory.
-    private func releaseMemoryAfterChurn() {
+    /// Called by the sweep (after any churn of 64 or more) and while a crowd
+    /// is still arriving (every `threshold` connections).
+    func releaseMemoryAfterChurn(threshold: Int = 64) {
         let churn = metrics.connectionsOpened + metrics.connectionsClosed
-        guard churn - churnAtLastTrim >= 64 else { return }
+        guard churn - churnAtLastTrim >= threshold else { return }
         churnAtLastTrim = churn
         happy_release_free_memory()
     }

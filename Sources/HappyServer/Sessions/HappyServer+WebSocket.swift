@@ -47,13 +47,14 @@ extension HappyServer {
             peerAddress: LWSHeaders.peerAddress(wsi),
             usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
             limits: config.limits, now: Clock.monotonicSeconds())
-        lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as AnyObject).toOpaque())
+        lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as Attachment).toOpaque())
         if happy_set_send_buffer(lws_get_socket_fd(wsi), Self.socketSendBufferBytes) != 0 {
             logger.warn("could not limit the socket send buffer", ["id": connection.participant.id])
         }
         connection.listIndex = connections.count
         connections.append(connection)
         metrics.connectionsOpened += 1
+        releaseMemoryAfterChurn(threshold: 512)
         if kind == .happy {
             admit(connection, query: LWSHeaders.queryArguments(wsi))
         }
@@ -63,9 +64,10 @@ extension HappyServer {
     func closed(_ wsi: OpaquePointer) {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return }
         lws_set_opaque_user_data(wsi, nil)
-        let object = Unmanaged<AnyObject>.fromOpaque(pointer)
+        let object = Unmanaged<Attachment>.fromOpaque(pointer)
         defer { object.release() }
-        guard let connection = object.takeUnretainedValue() as? Connection else { return }
+        guard object.takeUnretainedValue().isConnection else { return }
+        let connection = unsafeDowncast(object.takeUnretainedValue(), to: Connection.self)
         connection.isClosed = true
         removeFromList(connection)
         metrics.connectionsClosed += 1
@@ -89,7 +91,7 @@ extension HappyServer {
     }
 
     func noteAlive(_ connection: Connection) {
-        connection.lastReceiveAt = Clock.monotonicSeconds()
+        connection.lastReceiveAt = turnClock.now()
         connection.pingSentAt = nil
     }
 
@@ -136,7 +138,7 @@ extension HappyServer {
     private func handleMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>, binary: Bool) -> Int32 {
         switch connection.kind {
         case .echo:
-            queue(OutboundFrame(payload: bytes, binary: binary), to: connection, droppable: false)
+            send(OutboundFrame(payload: bytes, binary: binary), to: connection)
             return 0
         case .happy:
             guard connection.joined else {
@@ -177,9 +179,9 @@ extension HappyServer {
             metrics.countError(error.code)
             sendError(error, to: connection)
         case .success(.ping(let id)):
-            queue(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: Clock.wallMilliseconds(),
-                                                                  headroom: OutboundFrame.headroom)),
-                  to: connection, droppable: false)
+            send(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: Clock.wallMilliseconds(),
+                                                                 headroom: OutboundFrame.headroom)),
+                 to: connection)
         case .success(.intent(let intent)):
             if shuttingDown {
                 metrics.countError(.unavailable)

@@ -1,30 +1,42 @@
 import CWebSockets
 import HappyCore
 
-/// The WebSocket write path: queueing under the outbox policy, and writing in
-/// `SERVER_WRITEABLE` only, coalescing pre-framed frames into one socket write.
+/// The WebSocket write path. A room's broadcasts are appended once to its
+/// log and every member writes them from its own cursor; private messages
+/// wait in the member's outbox for their place among them. Writing happens
+/// in `SERVER_WRITEABLE` only, pre-framed frames coalesced into one socket
+/// write (or sent straight from their buffer when alone).
 extension HappyServer {
-    // MARK: send
+    // MARK: queueing
 
-    func sendError(_ error: WireError, to connection: Connection) {
-        queue(OutboundFrame(encoded: ServerMessageEncoder.error(error, headroom: OutboundFrame.headroom)),
-              to: connection, droppable: false)
+    /// Appends `frame` to the room's log and wakes its members.
+    func broadcast(_ frame: OutboundFrame, in runtime: RoomRuntime) {
+        let dropped = runtime.log.droppedDeliveries
+        runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.members.count)
+        metrics.outboxDrops += runtime.log.droppedDeliveries - dropped
+        let now = turnClock.now()
+        for member in runtime.members { member.requestWritable(now: now) }
     }
 
-    /// Queues `frame` for `connection` under the outbox policy.
-    func queue(_ frame: OutboundFrame, to connection: Connection, droppable: Bool) {
+    func sendError(_ error: WireError, to connection: Connection) {
+        send(OutboundFrame(encoded: ServerMessageEncoder.error(error, headroom: OutboundFrame.headroom)), to: connection)
+    }
+
+    /// Queues a message for `connection` alone, after what the room has
+    /// broadcast so far (or after position `after`).
+    func send(_ frame: OutboundFrame, to connection: Connection, after: UInt64? = nil, droppable: Bool = false) {
         guard !connection.isClosed else { return }
         // A connection closing gracefully still gets what is recorded before it goes.
         if let close = connection.closeRequest, !close.afterDrain { return }
-        let wasEmpty = connection.outbox.isEmpty
-        switch connection.outbox.push(frame, bytes: frame.queuedSize, droppable: droppable) {
+        let position = after ?? connection.room?.log.end ?? 0
+        switch connection.outbox.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
+                                      droppable: droppable) {
         case .queued:
-            if wasEmpty { connection.stalledSince = Clock.monotonicSeconds() }
-            connection.requestWritable()
+            connection.requestWritable(now: turnClock.now())
         case .overflowed(let dropped):
             metrics.outboxDrops += dropped
             metrics.resyncs += 1
-            connection.requestWritable()
+            connection.requestWritable(now: turnClock.now())
         case .coveredByResync:
             metrics.outboxDrops += 1
         case .overLimit:
@@ -35,14 +47,13 @@ extension HappyServer {
         }
     }
 
-    // MARK: write
+    // MARK: writing
 
     func writeable(_ connection: Connection) -> Int32 {
         connection.writableRequested = false
-        let now = Clock.monotonicSeconds()
-        connection.stalledSince = now
+        connection.stalledSince = turnClock.now()
         if let close = connection.closeRequest,
-           !close.afterDrain || (connection.outbox.isEmpty && connection.pendingIntents == 0) {
+           !close.afterDrain || (connection.isCaughtUp && connection.pendingIntents == 0) {
             var bytes = Array(close.reason.utf8.prefix(123))
             lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(close.code)), &bytes, bytes.count)
             return -1
@@ -56,74 +67,98 @@ extension HappyServer {
                          lws_write_protocol(UInt32(happy_write_ping))) < 0 {
                 return -1
             }
-        } else if !connection.outbox.isEmpty {
-            let written = connection.usesExtensions || connection.kind == .echo
-                ? writeOne(connection) : writeCoalesced(connection)
-            if written < 0 { return -1 }
+        } else if writeQueued(connection) < 0 {
+            return -1
         }
-        if !connection.outbox.isEmpty || connection.closeRequest != nil { connection.requestWritable() }
+        if !connection.isCaughtUp || connection.closeRequest != nil {
+            connection.requestWritable(now: connection.stalledSince)
+        }
         return 0
     }
 
-    /// The frame the outbox's first entry stands for (a resync is built now,
-    /// from the latest recorded state).
-    private func firstFrame(of connection: Connection) -> OutboundFrame? {
-        switch connection.outbox.first {
-        case .message(let frame, _, _)?:
-            return frame
-        case .resync?:
-            guard let runtime = connection.room, let room = runtime.room else { return nil }
-            let presence = runtime.presenceList(limit: config.limits.presenceBroadcastMax)
-            return OutboundFrame(encoded: ServerMessageEncoder.resync(
-                seq: room.committed.seq, state: room.committed.scene, presence: presence,
-                presenceCount: runtime.presenceCount, epoch: room.epoch, headroom: OutboundFrame.headroom))
-        case nil:
-            return nil
-        }
-    }
-
-    /// One message through lws's own framing (needed with extensions).
-    private func writeOne(_ connection: Connection) -> Int {
-        guard let frame = firstFrame(of: connection) else { connection.outbox.removeFirst(); return 0 }
-        connection.outbox.removeFirst()
-        let mode = lws_write_protocol(UInt32(frame.isBinary ? happy_write_binary : happy_write_text))
-        let written = frame.withBytes { bytes in
-            Int(lws_write(connection.wsi, bytes.baseAddress! + OutboundFrame.headroom, frame.payloadLength, mode))
-        }
-        metrics.messagesOut += 1
-        metrics.bytesOut += frame.frameLength
-        return written
-    }
-
-    /// As many queued frames as fit in one socket write, already framed; lws
-    /// keeps whatever the socket does not take and sends it first next time.
-    private func writeCoalesced(_ connection: Connection) -> Int {
-        let base = scratch + OutboundFrame.headroom
-        var used = 0
-        var count = 0
-        while let frame = firstFrame(of: connection) {
-            let length = frame.frameLength
-            if used + length > Self.writeBatchBytes {
-                if used > 0 { break }
-                // Too big to batch: write it alone, straight from its own buffer.
-                connection.outbox.removeFirst()
-                metrics.messagesOut += 1
-                metrics.bytesOut += length
-                return frame.withBytes { bytes in
-                    Int(lws_write(connection.wsi, bytes.baseAddress! + frame.frameStart, length,
-                                  lws_write_protocol(UInt32(happy_write_http))))
-                }
-            }
-            frame.withBytes { bytes in
-                (base + used).update(from: bytes.baseAddress! + frame.frameStart, count: length)
-            }
-            used += length
-            count += 1
+    /// The next frame this client has to write, taken off its queue or its
+    /// room's log; nil when it is caught up or the frame is longer than `space`.
+    private func nextFrame(of connection: Connection, space: Int = .max) -> OutboundFrame? {
+        if let message = connection.outbox.firstPayload, message.after <= connection.cursor {
+            guard message.frame.frameLength <= space else { return nil }
             connection.outbox.removeFirst()
+            return message.frame
         }
-        guard used > 0 else { return 0 }
+        if connection.outbox.resyncPending, case .resync? = connection.outbox.first {
+            guard let frame = resyncFrame(connection), frame.frameLength <= space else { return nil }
+            connection.outbox.removeFirst()
+            skipToEnd(connection)
+            return frame
+        }
+        guard connection.joined, let runtime = connection.room else { return nil }
+        let behind = connection.cursor < runtime.log.end
+        // The log holds at most maxQueuedBytes: a client it no longer holds
+        // is further behind than that, and is resynchronised.
+        if connection.needsResync || (behind && !runtime.log.holds(connection.cursor)) {
+            guard let frame = resyncFrame(connection), frame.frameLength <= space else { return nil }
+            skipToEnd(connection)
+            return frame
+        }
+        guard behind else { return nil }
+        let frame = runtime.log.element(at: connection.cursor)
+        guard frame.frameLength <= space else { return nil }
+        runtime.log.passed(connection.cursor)
+        connection.cursor += 1
+        return frame
+    }
+
+    /// A resync from the latest recorded state, presence included.
+    private func resyncFrame(_ connection: Connection) -> OutboundFrame? {
+        guard let runtime = connection.room, let room = runtime.room else { return nil }
+        let presence = runtime.presenceList(limit: config.limits.presenceBroadcastMax)
+        return OutboundFrame(encoded: ServerMessageEncoder.resync(
+            seq: room.committed.seq, state: room.committed.scene, presence: presence,
+            presenceCount: runtime.presenceCount, epoch: room.epoch, headroom: OutboundFrame.headroom))
+    }
+
+    /// The resync covers everything broadcast so far: skip it.
+    private func skipToEnd(_ connection: Connection) {
+        connection.needsResync = false
+        metrics.resyncs += 1
+        guard let runtime = connection.room, connection.cursor < runtime.log.end else { return }
+        // Entries the log already gave up for this client were counted then.
+        metrics.outboxDrops += Int(runtime.log.end - max(connection.cursor, runtime.log.start))
+        runtime.log.abandon(from: connection.cursor)
+        connection.cursor = runtime.log.end
+    }
+
+    /// Writes what is queued: one frame through lws's framing when an
+    /// extension transforms frames; otherwise as many pre-framed frames as
+    /// fit in one socket write, copied together (or a lone one straight from
+    /// its buffer). lws keeps whatever the socket does not take.
+    private func writeQueued(_ connection: Connection) -> Int {
+        guard let first = nextFrame(of: connection) else { return 0 }
+        if connection.usesExtensions || connection.kind == .echo {
+            let mode = lws_write_protocol(UInt32(first.isBinary ? happy_write_binary : happy_write_text))
+            metrics.messagesOut += 1
+            metrics.bytesOut += first.frameLength
+            return Int(lws_write(connection.wsi, first.payloadStart, first.payloadLength, mode))
+        }
+        let raw = lws_write_protocol(UInt32(happy_write_http))
+        let room = Self.writeBatchBytes - first.frameLength
+        guard room > 0, !connection.isCaughtUp, let second = nextFrame(of: connection, space: room) else {
+            metrics.messagesOut += 1
+            metrics.bytesOut += first.frameLength
+            return Int(lws_write(connection.wsi, first.frameBytes, first.frameLength, raw))
+        }
+        let base = scratch + OutboundFrame.headroom
+        base.update(from: first.frameBytes, count: first.frameLength)
+        var used = first.frameLength
+        var count = 1
+        var next: OutboundFrame? = second
+        while let frame = next {
+            (base + used).update(from: frame.frameBytes, count: frame.frameLength)
+            used += frame.frameLength
+            count += 1
+            next = nextFrame(of: connection, space: Self.writeBatchBytes - used)
+        }
         metrics.messagesOut += count
         metrics.bytesOut += used
-        return Int(lws_write(connection.wsi, base, used, lws_write_protocol(UInt32(happy_write_http))))
+        return Int(lws_write(connection.wsi, base, used, raw))
     }
 }

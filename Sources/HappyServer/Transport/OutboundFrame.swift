@@ -10,7 +10,10 @@ import HappyCore
 final class OutboundFrame {
     static let headroom = Int(happy_lws_pre)
 
-    private(set) var bytes: [UInt8]
+    /// Headroom, header and payload in one allocation, written by lws in
+    /// place (its header goes into the headroom) and freed with the frame.
+    private let storage: UnsafeMutablePointer<UInt8>
+    private let count: Int
     let payloadLength: Int
     let headerLength: Int
     /// The event's seq for events, 0 otherwise.
@@ -21,11 +24,17 @@ final class OutboundFrame {
     /// `encoded` must carry `OutboundFrame.headroom` bytes before the payload.
     init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false) {
         precondition(encoded.count >= Self.headroom)
-        bytes = encoded
-        payloadLength = encoded.count - Self.headroom
+        count = encoded.count
+        storage = .allocate(capacity: count)
+        storage.initialize(from: encoded, count: count)
+        payloadLength = count - Self.headroom
         self.seq = seq
         isBinary = binary
-        headerLength = Self.writeHeader(into: &bytes, payloadLength: payloadLength, opcode: binary ? 0x82 : 0x81)
+        headerLength = Self.writeHeader(into: storage, payloadLength: payloadLength, opcode: binary ? 0x82 : 0x81)
+    }
+
+    deinit {
+        storage.deallocate()
     }
 
     /// A frame holding a copy of `payload` (stored events, echoes).
@@ -41,15 +50,17 @@ final class OutboundFrame {
     /// Bytes this frame costs a client's outbox.
     var queuedSize: Int { payloadLength + 64 }
 
-    var payload: ArraySlice<UInt8> { bytes[Self.headroom...] }
+    /// A copy of the JSON payload (for the store).
+    var payload: [UInt8] { Array(UnsafeBufferPointer(start: storage + Self.headroom, count: payloadLength)) }
 
-    /// Runs `body` with the mutable bytes (lws writes its header into the headroom).
-    func withBytes<R>(_ body: (UnsafeMutableBufferPointer<UInt8>) -> R) -> R {
-        bytes.withUnsafeMutableBufferPointer { body($0) }
-    }
+    /// The payload, with `headroom` writable bytes before it (lws's own framing).
+    var payloadStart: UnsafeMutablePointer<UInt8> { storage + Self.headroom }
+
+    /// The whole pre-framed frame, header included.
+    var frameBytes: UnsafeMutablePointer<UInt8> { storage + frameStart }
 
     /// Writes a FIN frame header ending at the headroom boundary.
-    private static func writeHeader(into bytes: inout [UInt8], payloadLength: Int, opcode: UInt8) -> Int {
+    private static func writeHeader(into bytes: UnsafeMutablePointer<UInt8>, payloadLength: Int, opcode: UInt8) -> Int {
         let end = headroom
         if payloadLength < 126 {
             bytes[end - 2] = opcode

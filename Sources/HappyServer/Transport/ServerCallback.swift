@@ -7,8 +7,10 @@ import HappyCore
 func happyServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
-    let server = Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue()
-    return server.handle(wsi, reason, user, input, length)
+    // The server outlives its context: no retain/release per callback.
+    return Unmanaged<HappyServer>.fromOpaque(owner)._withUnsafeGuaranteedRef { server in
+        server.handle(wsi, reason, user, input, length)
+    }
 }
 
 /// The sweep timer's C callback.
@@ -26,21 +28,38 @@ func happyStreamTickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>
 extension HappyServer {
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                 _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        // The per-message reasons first, tested as plain integers.
+        switch reason.rawValue {
+        case LWS_CALLBACK_SERVER_WRITEABLE.rawValue:
+            guard let pointer = lws_get_opaque_user_data(wsi) else { return 0 }
+            return Self.withConnection(pointer) { writeable($0) } ?? 0
+        case LWS_CALLBACK_RECEIVE.rawValue:
+            guard let pointer = lws_get_opaque_user_data(wsi) else { return -1 }
+            return Self.withConnection(pointer) { receive($0, input, length) } ?? -1
+        default:
+            return handleRare(wsi, reason, user, input, length)
+        }
+    }
+
+    /// Runs `body` with the connection held by an lws user pointer, without
+    /// retaining it (lws holds a reference until `LWS_CALLBACK_CLOSED`).
+    private static func withConnection<R>(_ pointer: UnsafeMutableRawPointer, _ body: (Connection) -> R) -> R? {
+        Unmanaged<Attachment>.fromOpaque(pointer)._withUnsafeGuaranteedRef { attachment in
+            attachment.isConnection ? body(unsafeDowncast(attachment, to: Connection.self)) : nil
+        }
+    }
+
+    private func handleRare(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
         // WebSocket
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi)
         case LWS_CALLBACK_ESTABLISHED:
             return established(wsi)
-        case LWS_CALLBACK_RECEIVE:
-            guard let connection = connection(of: wsi) else { return -1 }
-            return receive(connection, input, length)
         case LWS_CALLBACK_RECEIVE_PONG:
             if let connection = connection(of: wsi) { noteAlive(connection) }
             return 0
-        case LWS_CALLBACK_SERVER_WRITEABLE:
-            guard let connection = connection(of: wsi) else { return 0 }
-            return writeable(connection)
         case LWS_CALLBACK_CLOSED:
             closed(wsi)
             return 0
@@ -78,7 +97,8 @@ extension HappyServer {
 
     func connection(of wsi: OpaquePointer) -> Connection? {
         guard let pointer = lws_get_opaque_user_data(wsi) else { return nil }
-        return Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as? Connection
+        let attachment = Unmanaged<Attachment>.fromOpaque(pointer).takeUnretainedValue()
+        return attachment.isConnection ? unsafeDowncast(attachment, to: Connection.self) : nil
     }
 
     func scheduleSweep() {
