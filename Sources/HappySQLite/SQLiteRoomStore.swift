@@ -8,7 +8,7 @@ import HappyCore
 /// it returns, so an acknowledged change survives power loss, not only a crash.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public static let fileName = "happy.sqlite3"
-    static let schemaVersion = "1"
+    static let schemaVersion = SQLiteSchema.version
 
     public let path: String
     public let historySize: Int
@@ -17,8 +17,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let selectRoom: SQLiteStatement
     private let selectEvents: SQLiteStatement
     private let upsertRoom: SQLiteStatement
-    private let insertEvent: SQLiteStatement
-    private let trimEvents: SQLiteStatement
+    private let insertBatch: SQLiteStatement
+    private let trimBatches: SQLiteStatement
     private var closed = false
 
     /// Opens (creating if needed) the store in `directory`. Refuses, with a
@@ -58,11 +58,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS rooms (
                     name TEXT PRIMARY KEY, epoch TEXT NOT NULL, seq INTEGER NOT NULL, scene TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS events (
-                    room TEXT NOT NULL, seq INTEGER NOT NULL, json BLOB NOT NULL,
-                    PRIMARY KEY (room, seq)) WITHOUT ROWID;
-                INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', '\(Self.schemaVersion)');
                 """)
+            try SQLiteSchema.prepareHistory(database)
             let journal = try database.scalarText("PRAGMA journal_mode")
             guard journal?.lowercased() == "wal" else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL mode (got \(journal ?? "nothing"))")
@@ -72,13 +69,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 throw SQLiteError(code: SQLITE_ERROR, message: "schema version \(schema ?? "?") is not \(Self.schemaVersion)")
             }
             selectRoom = try database.prepare("SELECT epoch, seq, scene FROM rooms WHERE name = ?1")
-            selectEvents = try database.prepare("SELECT seq, json FROM events WHERE room = ?1 AND seq > ?2 ORDER BY seq")
+            selectEvents = try database.prepare(
+                "SELECT first, events FROM batches WHERE room = ?1 AND last > ?2 ORDER BY last")
             upsertRoom = try database.prepare("""
                 INSERT INTO rooms (name, epoch, seq, scene) VALUES (?1, ?2, ?3, ?4)
                 ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, seq = excluded.seq, scene = excluded.scene
                 """)
-            insertEvent = try database.prepare("INSERT OR REPLACE INTO events (room, seq, json) VALUES (?1, ?2, ?3)")
-            trimEvents = try database.prepare("DELETE FROM events WHERE room = ?1 AND seq <= ?2")
+            insertBatch = try database.prepare(
+                "INSERT OR REPLACE INTO batches (room, last, first, events) VALUES (?1, ?2, ?3, ?4)")
+            trimBatches = try database.prepare("DELETE FROM batches WHERE room = ?1 AND last <= ?2")
         } catch {
             throw StoreError("cannot use the database \(path): \(error). "
                 + "If it is damaged, restore it from a backup or move it away to start with empty rooms.")
@@ -113,8 +112,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 try selectEvents.bind(1, name)
                 try selectEvents.bind(2, Int64(seq) - Int64(historySize))
                 while try selectEvents.step() {
-                    history.append(StoredEvent(seq: UInt64(selectEvents.int64(0)), json: selectEvents.blob(1)))
+                    history += SQLiteSchema.events(first: UInt64(selectEvents.int64(0)), packed: selectEvents.blob(1))
                 }
+                history.removeAll { $0.seq > seq || $0.seq + UInt64(historySize) <= seq }
             }
             return StoredRoom(name: name, epoch: epoch, seq: seq, scene: scene, history: history)
         } catch {
@@ -146,17 +146,17 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         try upsertRoom.bind(3, Int64(commit.seq))
         try upsertRoom.bind(4, String(decoding: ServerMessageEncoder.sceneJSON(commit.scene), as: UTF8.self))
         try upsertRoom.run()
-        guard historySize > 0 else { return }
-        for event in commit.events {
-            try insertEvent.bind(1, commit.room)
-            try insertEvent.bind(2, Int64(event.seq))
-            try insertEvent.bind(3, blob: event.json)
-            try insertEvent.run()
-        }
-        if !commit.events.isEmpty, commit.seq > UInt64(historySize) {
-            try trimEvents.bind(1, commit.room)
-            try trimEvents.bind(2, Int64(commit.seq) - Int64(historySize))
-            try trimEvents.run()
+        guard historySize > 0, let first = commit.events.first, let last = commit.events.last else { return }
+        // One row per commit: the events of one loop turn, packed together.
+        try insertBatch.bind(1, commit.room)
+        try insertBatch.bind(2, Int64(last.seq))
+        try insertBatch.bind(3, Int64(first.seq))
+        try insertBatch.bind(4, blob: SQLiteSchema.pack(commit.events))
+        try insertBatch.run()
+        if last.seq > UInt64(historySize) {
+            try trimBatches.bind(1, commit.room)
+            try trimBatches.bind(2, Int64(last.seq) - Int64(historySize))
+            try trimBatches.run()
         }
     }
 
@@ -164,7 +164,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         guard !closed else { return }
         closed = true
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for statement in [selectRoom, selectEvents, upsertRoom, insertEvent, trimEvents] { statement.finalize() }
+        for statement in [selectRoom, selectEvents, upsertRoom, insertBatch, trimBatches] { statement.finalize() }
         database.close()
         lock.release()
     }

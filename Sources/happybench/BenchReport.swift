@@ -1,5 +1,13 @@
 import Foundation
 
+extension BenchRow {
+    /// The row whose `key` figure is the median of `rows`.
+    static func median(_ rows: [BenchRow], by key: String) -> BenchRow? {
+        let sorted = rows.sorted { ($0.json[key] as? Double ?? 0) < ($1.json[key] as? Double ?? 0) }
+        return sorted.isEmpty ? nil : sorted[sorted.count / 2]
+    }
+}
+
 /// The table printed at the end and the JSON file written beside it.
 struct BenchReport {
     let rows: [BenchRow]

@@ -57,8 +57,8 @@ final class SQLiteRoomStoreTests: XCTestCase {
         XCTAssertEqual(room.seq, 24)
         XCTAssertEqual(room.history.map(\.seq), [20, 21, 22, 23, 24])
         store.close()  // the store holds the database exclusively while open
-        let count = try rowCount("events")
-        XCTAssertEqual(count, 5, "old events must be deleted, not only skipped on load")
+        // One row per commit of 4 events: only the commits with events 20...24 remain.
+        XCTAssertEqual(try rowCount("batches"), 2, "old events must be deleted, not only skipped on load")
     }
 
     func testZeroHistoryStoresStateOnly() throws {
@@ -131,5 +131,39 @@ final class SQLiteRoomStoreTests: XCTestCase {
         process.waitUntilExit()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+}
+
+final class SQLiteSchemaMigrationTests: XCTestCase {
+    func testASchemaOneDatabaseIsMovedToSlotsWithItsHistory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("happy-v1-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = (directory as NSString).appendingPathComponent(SQLiteRoomStore.fileName)
+        var sql = """
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            INSERT INTO meta VALUES ('schema', '1');
+            CREATE TABLE rooms (name TEXT PRIMARY KEY, epoch TEXT NOT NULL, seq INTEGER NOT NULL, scene TEXT NOT NULL);
+            CREATE TABLE events (room TEXT NOT NULL, seq INTEGER NOT NULL, json BLOB NOT NULL, PRIMARY KEY (room, seq)) WITHOUT ROWID;
+            INSERT INTO rooms VALUES ('lobby', 'old-epoch', 12, '\(String(decoding: ServerMessageEncoder.sceneJSON(.standard), as: UTF8.self))');
+            """
+        for seq in 3...12 { sql += "INSERT INTO events VALUES ('lobby', \(seq), 'event \(seq)');\n" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path, sql]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+
+        let store = try SQLiteRoomStore(directory: directory, historySize: 5, fsync: false)
+        defer { store.close() }
+        let room = try XCTUnwrap(try store.loadRoom(named: "lobby"))
+        XCTAssertEqual(room.epoch, "old-epoch")
+        XCTAssertEqual(room.seq, 12)
+        XCTAssertEqual(room.history.map(\.seq), [8, 9, 10, 11, 12])
+        XCTAssertEqual(room.history.last?.json, Array("event 12".utf8))
+        try store.commit([RoomCommit(room: "lobby", epoch: "old-epoch", baseSeq: 12, seq: 13, scene: .standard,
+                                     events: [StoredEvent(seq: 13, json: Array("event 13".utf8))])])
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.map(\.seq), [9, 10, 11, 12, 13])
     }
 }

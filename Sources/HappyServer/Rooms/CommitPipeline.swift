@@ -78,24 +78,22 @@ struct CommitPipeline {
     }
 
     /// One commit per room: its events in seq order and its final state.
+    /// A batch rarely spans more than a few rooms: a linear search beats hashing.
     static func commits(for intents: [PendingIntent], withHistory: Bool) -> [RoomCommit] {
-        var order: [String] = []
-        var byRoom: [String: RoomCommit] = [:]
+        var commits: [RoomCommit] = []
         for intent in intents {
             guard let event = intent.applied.event, let frame = intent.frame,
                   let room = intent.runtime.room else { continue }
-            let stored = withHistory ? [StoredEvent(seq: event.seq, json: frame.payload)] : []
-            if var commit = byRoom[event.room] {
-                commit.seq = event.seq
-                commit.scene = event.state
-                commit.events += stored
-                byRoom[event.room] = commit
+            if let index = commits.lastIndex(where: { $0.room == event.room }) {
+                commits[index].seq = event.seq
+                commits[index].scene = event.state
+                if withHistory { commits[index].events.append(StoredEvent(seq: event.seq, json: frame.payload)) }
             } else {
-                order.append(event.room)
-                byRoom[event.room] = RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1,
-                                                seq: event.seq, scene: event.state, events: stored)
+                commits.append(RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1, seq: event.seq,
+                                          scene: event.state,
+                                          events: withHistory ? [StoredEvent(seq: event.seq, json: frame.payload)] : []))
             }
         }
-        return order.compactMap { byRoom[$0] }
+        return commits
     }
 }
