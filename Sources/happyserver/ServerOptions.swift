@@ -9,6 +9,30 @@ struct UsageError: Error {
     let message: String
 }
 
+/// Walks a command line flag by flag; a flag's value is the next argument.
+struct ArgumentReader {
+    private let arguments: [String]
+    private var index = 0
+
+    init(_ arguments: [String]) {
+        self.arguments = arguments
+    }
+
+    /// The next flag, or nil at the end.
+    mutating func nextFlag() -> String? {
+        guard index < arguments.count else { return nil }
+        defer { index += 1 }
+        return arguments[index]
+    }
+
+    /// The value of `flag` (the argument after it).
+    mutating func value(for flag: String) throws(UsageError) -> String {
+        guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+        defer { index += 1 }
+        return arguments[index]
+    }
+}
+
 /// The command line of `happyserver`.
 struct ServerOptions {
     var configPath: String?
@@ -19,19 +43,13 @@ struct ServerOptions {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
         var options = ServerOptions()
-        var index = 0
-        func value(for flag: String) throws(UsageError) -> String {
-            index += 1
-            guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
-            return arguments[index]
-        }
-        while index < arguments.count {
-            let argument = arguments[index]
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.nextFlag() {
             switch argument {
-            case "--config", "-c": options.configPath = try value(for: argument)
-            case "--host": options.host = try value(for: argument)
+            case "--config", "-c": options.configPath = try reader.value(for: argument)
+            case "--host": options.host = try reader.value(for: argument)
             case "--port", "-p":
-                let text = try value(for: argument)
+                let text = try reader.value(for: argument)
                 guard let port = Int(text), (0...65535).contains(port) else {
                     throw UsageError(message: "--port must be a number from 0 to 65535, got \"\(text)\"")
                 }
@@ -40,7 +58,6 @@ struct ServerOptions {
             case "--version": options.showVersion = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }
-            index += 1
         }
         return options
     }

@@ -22,14 +22,9 @@ struct TokenCommand {
 
     static func parse(_ arguments: [String]) throws(UsageError) -> TokenCommand {
         var command = TokenCommand()
-        var index = 0
-        func value(_ flag: String) throws(UsageError) -> String {
-            index += 1
-            guard index < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
-            return arguments[index]
-        }
-        while index < arguments.count {
-            let flag = arguments[index]
+        var reader = ArgumentReader(arguments)
+        func value(_ flag: String) throws(UsageError) -> String { try reader.value(for: flag) }
+        while let flag = reader.nextFlag() {
             switch flag {
             case "--sub": command.subject = try value(flag)
             case "--role":
@@ -49,7 +44,6 @@ struct TokenCommand {
             case "--secret": command.secret = try value(flag)
             default: throw UsageError(message: "unknown argument \"\(flag)\"")
             }
-            index += 1
         }
         guard let subject = command.subject else { throw UsageError(message: "--sub is required") }
         guard Names.isValidDisplayName(subject) else {
