@@ -1,5 +1,6 @@
 import CWebSockets
 import Foundation
+import HappyCore
 import Synchronization
 
 /// Why a client loop could not start.
@@ -195,7 +196,7 @@ public final class ClientLoop: @unchecked Sendable {
         guard let item = connection.takeOutgoing() else { return 0 }
         switch item {
         case .close(let code, let reason):
-            var bytes = Array(reason.utf8.prefix(123))
+            var bytes = CloseFrame.reasonBytes(reason)
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
             return -1
         case .message(let bytes, let mode):

@@ -281,6 +281,8 @@ public final class HappyServer: @unchecked Sendable {
     private func continueShutdown() {
         if !closingClients && pipeline.isIdle {
             closingClients = true
+            // Time to deliver what is recorded, then for the close handshakes.
+            shutdownDeadline = max(shutdownDeadline, Clock.monotonicSeconds() + 1 + Double(Self.closeAckSeconds))
             for connection in connections {
                 connection.close(code: CloseCode.goingAway, reason: "server shutting down", afterDrain: true)
             }

@@ -119,17 +119,23 @@ final class OutboxTests: XCTestCase {
         XCTAssertEqual(outbox.queuedBytes, 60)
     }
 
-    // MARK: replies and the hard limit
+    // MARK: replies past the limit
 
-    func testRepliesPassTheSoftLimitUpToTwiceIt() {
+    func testRepliesAreNeverRefusedAndReportTheLimitPassed() {
         var outbox = Outbox<String>(limit: 100)
-        XCTAssertEqual(outbox.push("welcome", bytes: 150, droppable: false), .queued)
-        XCTAssertEqual(outbox.push("ack1", bytes: 50, droppable: false), .queued)
-        XCTAssertEqual(outbox.queuedBytes, 200)
-        XCTAssertFalse(outbox.resyncPending)
-        XCTAssertEqual(outbox.push("ack2", bytes: 1, droppable: false), .overLimit)
-        XCTAssertEqual(contents(outbox), ["welcome", "ack1"])
-        XCTAssertEqual(outbox.queuedBytes, 200)
+        XCTAssertEqual(outbox.push("welcome", bytes: 60, droppable: false), .queued)
+        XCTAssertFalse(outbox.isOverLimit)
+        XCTAssertEqual(outbox.push("ack1", bytes: 40, droppable: false), .queued)
+        XCTAssertFalse(outbox.isOverLimit, "exactly the limit is not over it")
+        for index in 0..<50 {
+            XCTAssertEqual(outbox.push("ack\(index + 2)", bytes: 30, droppable: false), .queued)
+        }
+        XCTAssertTrue(outbox.isOverLimit)
+        XCTAssertFalse(outbox.resyncPending, "replies are not replaced by a resync")
+        XCTAssertEqual(outbox.count, 52)
+        XCTAssertEqual(outbox.queuedBytes, 1600)
+        while outbox.queuedBytes > 100 { outbox.removeFirst() }
+        XCTAssertFalse(outbox.isOverLimit, "draining brings it back under the limit")
     }
 
     func testOverLimitCountsOnlyReplyBytesAfterAnOverflow() {
@@ -137,11 +143,13 @@ final class OutboxTests: XCTestCase {
         outbox.push("e1", bytes: 100, droppable: true)
         outbox.push("ack1", bytes: 90, droppable: false)
         XCTAssertEqual(outbox.queuedBytes, 190)
+        XCTAssertTrue(outbox.isOverLimit)
         XCTAssertEqual(outbox.push("e2", bytes: 10, droppable: true), .overflowed(droppedMessages: 2))
         XCTAssertEqual(outbox.queuedBytes, 90)
+        XCTAssertFalse(outbox.isOverLimit, "the dropped events no longer count")
         XCTAssertEqual(outbox.push("ack2", bytes: 110, droppable: false), .queued)
-        XCTAssertEqual(outbox.push("ack3", bytes: 1, droppable: false), .overLimit)
         XCTAssertEqual(contents(outbox), ["RESYNC", "ack1", "ack2"])
+        XCTAssertTrue(outbox.isOverLimit)
     }
 
     func testRemoveAllResetsEverything() {

@@ -94,8 +94,8 @@ final class HostileMixTests: XCTestCase {
 
     /// What the limits let the server hold on top of its warmed-up baseline
     /// (which already holds the busy room's full history): each reader that
-    /// never reads at most twice `maxQueuedBytes` (the outbox's hard limit
-    /// for its own replies), each room without clients that may stay in
+    /// never reads at most twice `maxQueuedBytes` (its replies stop reading
+    /// it past one, its room's events stop at the other), each room without clients that may stay in
     /// memory (`maxRooms` of them) a small scene and an empty history, and
     /// 16 MB for the allocator and the buffers of connections that come and
     /// go (thousands of them: a leak of 1 KB each would show).

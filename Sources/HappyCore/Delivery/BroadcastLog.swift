@@ -94,11 +94,12 @@ public struct BroadcastLog<Element> {
         trimPassed()
     }
 
-    /// Bytes of the entries from `cursor` to the end (a client's backlog).
+    /// Bytes of the entries from `cursor` to the end (a client's backlog),
+    /// or nil when the log no longer holds them (the client needs a resync).
     @inlinable
-    public func backlog(from cursor: UInt64) -> Int {
+    public func backlog(from cursor: UInt64) -> Int? {
         guard cursor < end else { return 0 }
-        guard cursor >= storedStart else { return Int.max }
+        guard cursor >= storedStart else { return nil }
         return appendedBytes - entries[Int(cursor - storedStart)].offset
     }
 

@@ -3,7 +3,8 @@
 /// dropped and a single `resync` takes their place; while that resync is
 /// pending, newer events are skipped (the resync, built when it is written,
 /// covers them). Replies to the client itself (welcome, acks, errors, pongs)
-/// are never dropped; if even they pass twice the limit, the client is cut off.
+/// are never dropped: past the limit the server stops reading the client
+/// (`isOverLimit`) until they drain.
 ///
 /// `@inlinable` so the server gets a version specialized for its frames.
 @frozen
@@ -21,8 +22,6 @@ public struct Outbox<Payload> {
         case overflowed(droppedMessages: Int)
         /// Skipped: a pending resync already covers it.
         case coveredByResync
-        /// The client's own replies passed the hard limit: close it.
-        case overLimit
     }
 
     /// How an entry is stored: a struct with an optional payload (nil for
@@ -58,6 +57,8 @@ public struct Outbox<Payload> {
     }
 
     @inlinable public var queuedBytes: Int { storedQueuedBytes }
+    /// More is queued than the limit: only replies can bring it there.
+    @inlinable public var isOverLimit: Bool { storedQueuedBytes > limit }
     @inlinable public var resyncPending: Bool { storedResyncPending }
     @inlinable public var isEmpty: Bool { entries.isEmpty }
     @inlinable public var count: Int { entries.count }
@@ -76,8 +77,6 @@ public struct Outbox<Payload> {
                 let dropped = dropDroppable()
                 return .overflowed(droppedMessages: dropped + 1)
             }
-        } else if storedQueuedBytes + bytes > 2 * limit {
-            return .overLimit
         }
         entries.append(Slot(payload: payload, bytes: bytes, droppable: droppable))
         storedQueuedBytes += bytes

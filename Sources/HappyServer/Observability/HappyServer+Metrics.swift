@@ -47,6 +47,8 @@ extension HappyServer {
         single("happy_rate_limited_total", "counter", "Messages refused by the rate limit.", metrics.rateLimited)
         single("happy_flood_closes_total", "counter", "Connections closed for flooding.", metrics.floodCloses)
         single("happy_slow_reader_closes_total", "counter", "Connections dropped for not reading.", metrics.slowReaderCloses)
+        single("happy_read_pauses_total", "counter", "Times reading a client paused until its unread replies drained.",
+               metrics.readPauses)
         single("happy_ping_timeouts_total", "counter", "Connections dropped for not answering pings.", metrics.pingTimeouts)
         metric("happy_http_responses_total", "counter", "HTTP API responses, by status class.",
                metrics.httpRequests.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", "\($0.value)") })

@@ -16,6 +16,8 @@ final class Metrics {
     var rateLimited = 0
     var floodCloses = 0
     var slowReaderCloses = 0
+    /// Times a client's unread replies paused reading it.
+    var readPauses = 0
     var pingTimeouts = 0
     var roomsTrimmed = 0
     var httpRequests: [String: Int] = [:]     // status class → count

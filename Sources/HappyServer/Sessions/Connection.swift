@@ -52,7 +52,13 @@ final class Connection: Attachment {
     /// Intents of this connection still being recorded (their acks are due).
     var pendingIntents = 0
     var closeRequest: CloseRequest?
+    /// The close frame is out; the peer's close frame (or a timeout) ends it.
+    var closeFrameSent = false
     var isClosed = false
+    /// Reading is paused until the client's replies drain (TCP backpressure).
+    private(set) var readingPaused = false
+    /// Reading was paused at least once (logged the first time only).
+    private(set) var hasPausedReading = false
 
     /// Fragments of a message still being received.
     var partial: [UInt8] = []
@@ -110,6 +116,22 @@ final class Connection: Attachment {
         closeRequest = CloseRequest(code: code, reason: reason, afterDrain: afterDrain)
         writableRequested = false
         requestWritable(now: stalledSince)
+    }
+
+    /// Stops reading the client's messages; returns true the first time ever.
+    @discardableResult
+    func pauseReading() -> Bool {
+        guard !readingPaused, !isClosed else { return false }
+        readingPaused = true
+        lws_rx_flow_control(wsi, 0)
+        defer { hasPausedReading = true }
+        return !hasPausedReading
+    }
+
+    func resumeReading() {
+        guard readingPaused, !isClosed else { return }
+        readingPaused = false
+        lws_rx_flow_control(wsi, 1)
     }
 
     /// Drops the connection without a close handshake (dead or stuck peer).

@@ -8,8 +8,13 @@ extension HappyServer {
     func sweep() {
         let now = Clock.monotonicSeconds()
         let limits = config.limits
-        for connection in connections where !connection.isClosed {
-            if let sentAt = connection.pingSentAt {
+        // A connection whose close frame is out ends on lws's close timeout.
+        for connection in connections where !connection.isClosed && !connection.closeFrameSent {
+            if connection.readingPaused {
+                // Its pongs wait unread behind its messages; the write timeout
+                // below still drops it if it stops reading its replies.
+                connection.pingSentAt = nil
+            } else if let sentAt = connection.pingSentAt {
                 if now - sentAt > limits.pingTimeoutSeconds {
                     metrics.pingTimeouts += 1
                     logger.info("dropping unresponsive client", ["id": connection.participant.id,
@@ -24,9 +29,8 @@ extension HappyServer {
             }
             if !connection.isCaughtUp && now - connection.stalledSince > limits.writeTimeoutSeconds {
                 metrics.slowReaderCloses += 1
-                let behind = connection.room.map { $0.log.backlog(from: connection.cursor) } ?? 0
                 logger.info("dropping client that stopped reading", ["id": connection.participant.id,
-                                                                     "queued": "\(connection.outbox.queuedBytes + behind)"])
+                                                                     "queued": queuedDescription(connection)])
                 connection.kill()
             }
         }
@@ -35,6 +39,14 @@ extension HappyServer {
         releaseMemoryAfterChurn()
         httpRateLimits = httpRateLimits.filter { now - $0.value.lastUsed < 60 }
         scheduleSweep()
+    }
+
+    /// What a client has not read: bytes queued, or that it fell out of the log.
+    private func queuedDescription(_ connection: Connection) -> String {
+        let replies = connection.outbox.queuedBytes
+        guard let room = connection.room else { return "\(replies)" }
+        guard let events = room.log.backlog(from: connection.cursor) else { return "\(replies) and a resync" }
+        return "\(replies + events)"
     }
 
     /// Welcomes and presence messages of a crowd joining or leaving are big,

@@ -12,6 +12,8 @@ extension HappyServer {
     /// it to megabytes (`tcp_wmem`), hiding a slow reader's backlog from the
     /// outbox, where `maxQueuedBytes` and `writeTimeoutSeconds` apply.
     static let socketSendBufferBytes: Int32 = 64 * 1024
+    /// How long a close the server started waits for the peer's close frame.
+    static let closeAckSeconds: Int32 = 2
 
     /// Refuses upgrades on paths other than `/ws` (and `/echo` when enabled),
     /// and from browser pages whose origin is not in `auth.allowedOrigins`,
@@ -103,7 +105,7 @@ extension HappyServer {
         let wsi = connection.wsi
         let binary = lws_frame_is_binary(wsi) != 0
         if binary && connection.kind == .happy {
-            return closeNow(connection, CloseCode.unsupportedData, "binary messages are not accepted; send JSON text")
+            return refuse(connection, CloseCode.unsupportedData, "binary messages are not accepted; send JSON text")
         }
         let limit = connection.kind == .echo ? Self.echoMessageLimit : config.limits.maxMessageBytes
         let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
@@ -111,12 +113,12 @@ extension HappyServer {
 
         if connection.partial.isEmpty && complete {
             guard length <= limit else {
-                return closeNow(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+                return refuse(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
             }
             return handleMessage(connection, chunk, binary: binary)
         }
         guard connection.partial.count + length <= limit else {
-            return closeNow(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+            return refuse(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
         }
         if connection.partial.isEmpty { connection.partialIsBinary = binary }
         connection.partial.append(contentsOf: chunk)
@@ -126,13 +128,13 @@ extension HappyServer {
         return message.withUnsafeBufferPointer { handleMessage(connection, $0, binary: connection.partialIsBinary) }
     }
 
-    /// Sends a close frame with `code` and drops the connection now.
-    func closeNow(_ connection: Connection, _ code: UInt16, _ reason: String) -> Int32 {
-        connection.closeRequest = Connection.CloseRequest(code: code, reason: reason)
-        var bytes = Array(reason.utf8.prefix(123))
-        lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
+    /// Stops acting on the client's messages and closes with `code` at the
+    /// next write (PROTOCOL.md section 5: the close frame reaches the client).
+    private func refuse(_ connection: Connection, _ code: UInt16, _ reason: String) -> Int32 {
+        connection.partial = []
+        connection.close(code: code, reason: reason)
         logger.debug("closing", ["id": connection.participant.id, "code": "\(code)", "reason": reason])
-        return -1
+        return 0
     }
 
     private func handleMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>, binary: Bool) -> Int32 {
@@ -143,7 +145,7 @@ extension HappyServer {
         case .happy:
             guard connection.joined else {
                 guard connection.early.count < Self.maxEarlyMessages else {
-                    return closeNow(connection, CloseCode.policyViolation, "too many messages before the welcome")
+                    return refuse(connection, CloseCode.policyViolation, "too many messages before the welcome")
                 }
                 connection.early.append(Array(bytes))
                 return 0

@@ -23,9 +23,10 @@ extension HappyServer {
     }
 
     /// Queues a message for `connection` alone, after what the room has
-    /// broadcast so far (or after position `after`).
+    /// broadcast so far (or after position `after`). Replies are never
+    /// dropped: while they pass `maxQueuedBytes` the client is not read.
     func send(_ frame: OutboundFrame, to connection: Connection, after: UInt64? = nil, droppable: Bool = false) {
-        guard !connection.isClosed else { return }
+        guard !connection.isClosed, !connection.closeFrameSent else { return }
         // A connection closing gracefully still gets what is recorded before it goes.
         if let close = connection.closeRequest, !close.afterDrain { return }
         let position = after ?? connection.room?.log.end ?? 0
@@ -39,24 +40,27 @@ extension HappyServer {
             connection.requestWritable(now: turnClock.now())
         case .coveredByResync:
             metrics.outboxDrops += 1
-        case .overLimit:
-            metrics.slowReaderCloses += 1
-            logger.info("dropping client that reads nothing", ["id": connection.participant.id,
-                                                               "queued": "\(connection.outbox.queuedBytes)"])
-            connection.kill()
         }
+        if connection.outbox.isOverLimit { pauseReading(connection) }
+    }
+
+    /// TCP backpressure for a client that sends faster than it reads its replies.
+    private func pauseReading(_ connection: Connection) {
+        guard connection.pauseReading() else { return }
+        metrics.readPauses += 1
+        logger.info("reading paused until the client reads its replies",
+                    ["id": connection.participant.id, "queued": "\(connection.outbox.queuedBytes)"])
     }
 
     // MARK: writing
 
     func writeable(_ connection: Connection) -> Int32 {
         connection.writableRequested = false
+        guard !connection.closeFrameSent else { return 0 }
         connection.stalledSince = turnClock.now()
         if let close = connection.closeRequest,
            !close.afterDrain || (connection.isCaughtUp && connection.pendingIntents == 0) {
-            var bytes = Array(close.reason.utf8.prefix(123))
-            lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(close.code)), &bytes, bytes.count)
-            return -1
+            return sendCloseFrame(close, to: connection)
         }
         if connection.pingDue {
             connection.pingDue = false
@@ -70,9 +74,31 @@ extension HappyServer {
         } else if writeQueued(connection) < 0 {
             return -1
         }
+        if connection.readingPaused && connection.outbox.queuedBytes <= connection.outbox.limit / 2 {
+            connection.resumeReading()
+        }
         if !connection.isCaughtUp || connection.closeRequest != nil {
             connection.requestWritable(now: connection.stalledSince)
         }
+        return 0
+    }
+
+    /// Sends the close frame, then keeps reading (and ignoring messages)
+    /// until the peer's close frame or `closeAckSeconds`: closing the socket
+    /// while the peer still sends would reset it, losing the close frame.
+    private func sendCloseFrame(_ close: Connection.CloseRequest, to connection: Connection) -> Int32 {
+        // Written pre-framed, like every frame here: lws keeps its own close
+        // for the connections it ends itself. Control frames are never
+        // compressed, so this holds with permessage-deflate too.
+        let frame = CloseFrame.frame(code: close.code, reason: close.reason)
+        let start = scratch + OutboundFrame.headroom
+        start.update(from: frame, count: frame.count)
+        guard lws_write(connection.wsi, start, frame.count, lws_write_protocol(UInt32(happy_write_http))) >= 0 else {
+            return -1
+        }
+        connection.closeFrameSent = true
+        connection.resumeReading()
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeAckSeconds)
         return 0
     }
 

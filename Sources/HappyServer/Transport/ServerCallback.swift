@@ -60,6 +60,9 @@ extension HappyServer {
         case LWS_CALLBACK_RECEIVE_PONG:
             if let connection = connection(of: wsi) { noteAlive(connection) }
             return 0
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // After our close frame, the peer's is its answer: close without echoing.
+            return connection(of: wsi)?.closeFrameSent == true ? -1 : 0
         case LWS_CALLBACK_CLOSED:
             closed(wsi)
             return 0

@@ -84,6 +84,39 @@ final class RawSocket {
         return buffered
     }
 
+    /// How the peer ended the connection.
+    enum Ending: Equatable {
+        /// An orderly close (FIN).
+        case closed
+        /// A reset: whatever the peer had sent but we had not read may be lost.
+        case reset
+        case timedOut
+    }
+
+    /// Whether the peer has closed or reset the connection, without reading
+    /// or waiting.
+    func hasEnded() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        if count == 0 { return true }
+        return count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+    }
+
+    /// Discards what arrives until the peer ends the connection, or `seconds` pass.
+    func awaitEnd(seconds: Double) -> Ending {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while Date() < deadline {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return .closed }
+            if count < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                return .reset
+            }
+        }
+        return .timedOut
+    }
+
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16384)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -100,7 +133,8 @@ final class RawSocket {
 /// A minimal WebSocket client on a raw socket. libwebsockets' own client
 /// rewrites some valid close codes (1012–1015) to 1002 before reporting them,
 /// so close codes such as 1013 are read here, straight from the frame.
-final class RawWebSocket {
+/// One thread may send while another reads (they share only the socket).
+final class RawWebSocket: @unchecked Sendable {
     enum Frame: Equatable {
         case text(String)
         case binary([UInt8])

@@ -1,0 +1,74 @@
+import Foundation
+import HappyCore
+import XCTest
+
+/// Acks and errors are never dropped (PROTOCOL.md section 5): while a
+/// client's unsent replies pass `maxQueuedBytes`, the server stops reading
+/// it until they drain. Only a client that reads nothing for
+/// `writeTimeoutSeconds` is closed.
+final class ReplyBackpressureTests: XCTestCase {
+    static var limits: [String: Any] {
+        ["maxQueuedBytes": 16384, "intentsPerSecond": 1_000_000,
+                                        "intentBurst": 1_000_000, "floodLimit": 1_000_000]
+    }
+
+    func testABurstFromAClientThatReadsIsAnsweredInFull() throws {
+        let server = try ServerProcess(["limits": Self.limits])
+        let (client, _) = try TestClient.join(server, name: "burst")
+        let count = 1200
+        // A reader that lags for a moment lets well over 16 KiB of acks pile up.
+        client.connection.setReading(false)
+        for index in 0..<count { client.intent("dragon.toggleHidden", id: "b\(index)") }
+        Thread.sleep(forTimeInterval: 0.5)
+        client.connection.setReading(true)
+
+        var acked: [String] = []
+        var events = 0
+        while acked.count < count, let message = client.next(timeout: 20) {
+            switch message["type"]?.stringValue {
+            case "ack": acked.append(message["id"]?.stringValue ?? "?")
+            case "event": events += 1
+            case "resync": continue
+            default: XCTFail("unexpected \(message)")
+            }
+        }
+        XCTAssertFalse(client.isClosed, "closed with \(String(describing: client.closeCode)): \(client.closeReason)")
+        XCTAssertEqual(acked, (0..<count).map { "b\($0)" }, "every intent answered once, in order")
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state").json?["seq"]?.intValue, count)
+
+        let metrics = try MetricsText.read(server)
+        XCTAssertGreaterThanOrEqual(metrics["happy_read_pauses_total"] ?? 0, 1, "the burst paused reading")
+        XCTAssertEqual(metrics["happy_slow_reader_closes_total"], 0)
+        XCTAssertFalse(server.logText.contains("dropping client"), server.logText.suffix(2000).description)
+        XCTAssertLessThanOrEqual(server.logText.components(separatedBy: "reading paused").count - 1, 1,
+                                 "the pause is logged once per client")
+    }
+
+    func testAClientThatSendsAndNeverReadsIsClosedOnceAfterTheWriteTimeout() throws {
+        var limits = Self.limits
+        limits["writeTimeoutSeconds"] = 2
+        let server = try ServerProcess(["limits": limits])
+        let (watcher, _) = try TestClient.join(server, name: "watcher")
+        let raw = try RawWebSocket(port: server.port, target: "/ws?name=mute", receiveBuffer: 4096)
+        XCTAssertTrue(raw.upgraded, raw.handshake)
+        let joined = try XCTUnwrap(watcher.next(type: "presence"))
+        XCTAssertEqual(joined["joined"]?["name"]?.stringValue, "mute")
+        let sender = Thread {
+            for index in 0..<20_000 {
+                guard (try? raw.send(text: #"{"type":"intent","id":"m\#(index)","action":"dragon.toggleHidden"}"#)) != nil
+                else { return }
+            }
+        }
+        sender.start()
+
+        let left = try XCTUnwrap(watcher.next(type: "presence", timeout: 30), "the mute client was not dropped; watcher closed: \(watcher.isClosed) \(String(describing: watcher.closeCode)) \(watcher.closeReason)\n\(server.logText.suffix(3000))")
+        XCTAssertEqual(left["left"]?["name"]?.stringValue, "mute")
+        let metrics = try MetricsText.read(server)
+        XCTAssertEqual(metrics["happy_read_pauses_total"], 1, "paused once, never resumed: it read nothing")
+        XCTAssertEqual(metrics["happy_slow_reader_closes_total"], 1)
+        let log = server.logText
+        XCTAssertEqual(log.components(separatedBy: "reading paused").count - 1, 1, log.suffix(3000).description)
+        XCTAssertEqual(log.components(separatedBy: "dropping client").count - 1, 1, log.suffix(3000).description)
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state").json?["presenceCount"]?.intValue, 1)
+    }
+}
