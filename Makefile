@@ -6,7 +6,8 @@ CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
 .PHONY: all build release run client test conformance fuzz bench bench-frames clean help
-PEER_BENCH ?= ../shared/bench
+# PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side.
+PEER_BENCH ?=
 BENCH_SECONDS ?= 10
 FUZZ_RUNS ?= 100000
 
@@ -18,7 +19,7 @@ help:
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
-	@echo "make bench  benchmark workloads (happybench, render timings) and, when ../shared/bench exists, the peers side by side"
+	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
 	@echo "make clean  remove build products"
 
@@ -40,17 +41,18 @@ run: release
 client: bootstrap-build
 	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
 
+TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyClientKitTests HappyClientCLITests HappyServerTests
+
 test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
-	swift test --skip-build --filter HappyCoreTests
-	swift test --skip-build --filter HappySQLiteTests
-	swift test --skip-build --filter HappyRenderTests
-	swift test --skip-build --filter HappyClientKitTests
-	swift test --skip-build --filter HappyClientCLITests
-	swift test --skip-build --filter HappyServerTests
+	@rm -f .build/test-counts
+	@for target in $(TEST_TARGETS); do \
+	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \
+	done
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
 	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh quick
+	@awk '{ passed += $$2; failed += $$3 } END { printf "XCTest: %d passed, %d failed\n", passed, failed }' .build/test-counts
 
 conformance: bootstrap-test
 	swift build --product happyserver $(SWIFT_BUILD_FLAGS)
@@ -61,14 +63,14 @@ bench: bootstrap-bench release
 	@echo "== render + encode per view (300x300)"
 	.build/release/happyrender-bench --art web/assets/scene-art.json --size 300 --iterations 200
 	taskset -c 1 .build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
-	@if [ -x "$(PEER_BENCH)/compare.sh" ]; then \
+	@if [ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ]; then \
 	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
 	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}' > bench/results/peer-config.json; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n "1000 5000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n 1000 -d $(BENCH_SECONDS) -r 20 -o $(CURDIR)/bench/results/peers-paced.jsonl; \
-	else echo "($(PEER_BENCH) not found: peer comparison skipped)"; fi
+	else echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped)"; fi
 
 bootstrap-bench:
 	@scripts/bootstrap.sh bench

@@ -31,6 +31,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Beyond Debian's packages, make test runs the Autobahn|Testsuite, which is
+# Python 2 code; Debian 12 ships no Python 2.
+if [ "$purpose" = test ] && ! "$(dirname "$0")/find-python2.sh" >/dev/null 2>&1; then
+  echo "bootstrap: make test needs Python 2.7 for the Autobahn|Testsuite and found none${AUTOBAHN_PYTHON:+ (AUTOBAHN_PYTHON=$AUTOBAHN_PYTHON is not executable)}: install it with 'pyenv install 2.7.18', or set AUTOBAHN_PYTHON=/path/to/python2.7" >&2
+  exit 1
+fi
+
 if ! command -v swift >/dev/null 2>&1; then
   echo "bootstrap: the Swift toolchain is not on PATH (expected /opt/swift/usr/bin/swift)" >&2
   exit 1

@@ -14,12 +14,23 @@ if [ ! -x "$out/client-message-fuzzer" ] || [ -n "$(find Sources/HappyCore Fuzz 
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name HappyFuzz \
     Fuzz/ClientMessageFuzzer.swift $sources -o "$out/client-message-fuzzer"
 fi
-echo "fuzz: $runs runs over the codec and the reducer"
-SWIFT_BACKTRACE=enable=no "$out/client-message-fuzzer" -artifact_prefix="$out/" -runs="$runs" -max_len=4096 -print_final_stats=1 \
-  -dict=Fuzz/protocol.dict "$out/corpus" 2>&1 | tee "$out/last-run.log" | grep -E "^#[0-9]+ *(DONE|INITED)|stat::number_of_executed_units|ERROR|SUMMARY" || true
-if grep -q "ERROR: libFuzzer\|==ERROR\|Fatal error\|SUMMARY: AddressSanitizer" "$out/last-run.log"; then
-  echo "fuzz: a crash was found; see $out/last-run.log and the crash-* file" >&2
+# libFuzzer's -runs=-1 is "until stopped".
+fuzzer_runs=$runs
+[ "$runs" -eq 0 ] && fuzzer_runs=-1
+echo "fuzz: $runs runs over the codec and the reducer (0: until stopped)"
+set +e
+SWIFT_BACKTRACE=enable=no "$out/client-message-fuzzer" -artifact_prefix="$out/" -runs="$fuzzer_runs" -max_len=4096 \
+  -print_final_stats=1 -dict=Fuzz/protocol.dict "$out/corpus" >"$out/last-run.log" 2>&1
+status=$?
+set -e
+grep -E "^#[0-9]+ *(DONE|INITED)|stat::number_of_executed_units|ERROR|SUMMARY" "$out/last-run.log" || true
+if [ "$status" -ne 0 ] || grep -q "ERROR: libFuzzer\|==ERROR\|Fatal error\|SUMMARY: AddressSanitizer" "$out/last-run.log"; then
+  echo "fuzz: the fuzzer failed (exit status $status); see $out/last-run.log and any crash-* file in $out" >&2
   exit 1
 fi
-executed=$(grep -o "stat::number_of_executed_units: [0-9]*" "$out/last-run.log" | grep -o "[0-9]*$")
+executed=$(grep -o "stat::number_of_executed_units: [0-9]*" "$out/last-run.log" | grep -o "[0-9]*$" || true)
+if [ -z "$executed" ] || { [ "$runs" -gt 0 ] && [ "$executed" -lt "$runs" ]; }; then
+  echo "fuzz: ${executed:-no} inputs ran, $runs were asked for; see $out/last-run.log" >&2
+  exit 1
+fi
 echo "fuzz: $executed inputs, 0 crashes"
