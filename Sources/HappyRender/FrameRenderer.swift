@@ -5,7 +5,9 @@ import HappyCore
 ///
 /// Face and heart fill the whole image, as the seed views fill their bounds.
 /// The dragon panel and the composite scene keep their aspect: they are
-/// scaled to fit and centred, and the margins stay transparent.
+/// scaled to fit and centred, and the margins stay transparent. Each view
+/// draws only inside its own box, alone or in the composite, so a large face
+/// never spills over the heart.
 public final class FrameRenderer: Sendable {
     public let art: SceneArt
     public let geometry: SceneGeometry

@@ -10,13 +10,14 @@ import time
 import unittest
 import uuid
 
-from PIL import Image, ImageChops, ImageStat
+from PIL import Image, ImageChops
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 import support
+import view_diff
 from support import info, wait_for
 
 
@@ -50,19 +51,6 @@ def status_text(driver):
 
 def decode_data_url(url):
     return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
-
-
-def on_white(image):
-    """RGB over a white background, so transparent pixels compare as the page shows them."""
-    image = image.convert("RGBA")
-    background = Image.new("RGBA", image.size, (255, 255, 255, 255))
-    return Image.alpha_composite(background, image).convert("RGB")
-
-
-def mean_difference(a, b):
-    """Mean absolute difference over the RGB channels, as a fraction of 255."""
-    stats = ImageStat.Stat(ImageChops.difference(on_white(a), on_white(b)))
-    return sum(stats.mean) / len(stats.mean) / 255
 
 
 def canvas_pixel(driver, canvas_id, x, y, logical_width):
@@ -322,8 +310,43 @@ class TwoPeopleInOneRoom(unittest.TestCase):
         wait_for(self.alice, lambda d: "bob" in info(d)["presence"])
 
 
+SNAPSHOT = "return window.happy.snapshot(arguments[0], arguments[1])"
+
+# The page's snapshot with its face drawn without a mouth: the mouth is the
+# page's only bezierCurveTo (the art's shapes are Path2D strings).
+SNAPSHOT_WITHOUT_MOUTH = """
+    const prototype = CanvasRenderingContext2D.prototype, bezierCurveTo = prototype.bezierCurveTo;
+    prototype.bezierCurveTo = function () {};
+    try { return window.happy.snapshot(arguments[0], arguments[1]); } finally { prototype.bezierCurveTo = bezierCurveTo; }"""
+
+
+def known_state(scale=0.75, rate=0.35, forwards=3):
+    """Intents for a state with every view away from its default. The dragon is hidden and shown
+    last, so its status label reads "show" wherever it stands."""
+    return ([{"action": "face.setHappiness", "value": 85}, {"action": "face.setScale", "value": scale},
+             {"action": "heart.setRate", "value": rate},
+             {"action": "heart.setStyle", "fillColor": "#2266dd", "strokeColor": "#aa0000", "lineWidth": 4}]
+            + [{"action": "dragon.forward"}] * forwards
+            + [{"action": "dragon.toggleHidden"}, {"action": "dragon.toggleHidden"}])
+
+
+def count_face_ink(image, box):
+    """Pixels of the face's blue, solid or blended: blue above red and green by more than 60."""
+    red, green, blue = image.crop(box).split()
+    return sum(ImageChops.subtract(blue, ImageChops.lighter(red, green)).histogram()[61:])
+
+
+def count_dark(image, box):
+    """Pixels with every channel below 100 (a black stroke, solid or nearly)."""
+    red, green, blue = image.crop(box).split()
+    return sum(ImageChops.lighter(ImageChops.lighter(red, green), blue).histogram()[:100])
+
+
 class CanvasMatchesServerFrame(unittest.TestCase):
-    """The page's composite drawing against /frame/scene.png of the same state and wave phase."""
+    """The page's composite drawing against /frame/scene.png of the same state and wave phase, view by
+    view: in each of the face, heart and dragon boxes, the share of strongly differing pixels must stay
+    within the view's bound (view_diff). Defects planted on one side (a face 10 % larger, no mouth, a
+    dragon 10 px off, a heart filled 0.1 lower) show that the comparison rejects them, in that view only."""
 
     @classmethod
     def setUpClass(cls):
@@ -337,37 +360,138 @@ class CanvasMatchesServerFrame(unittest.TestCase):
         cls.driver.quit()
         cls.server.close()
 
-    def compare(self, room, width, height, phase=10):
+    def room(self, prefix, intents):
+        room = new_room(prefix)
+        for body in intents:
+            self.server.intent(room, body, name="painter")
+        return room
+
+    def page(self, room, width, height, phase, script=SNAPSHOT):
         open_room(self.driver, self.server, room, f"&phase={phase}")
         expected = self.server.state(room)
         wait_for(self.driver, lambda d: info(d)["state"] == expected["state"])
-        page = decode_data_url(self.driver.execute_script("return window.happy.snapshot(arguments[0], arguments[1])",
-                                                          width, height))
-        frame = Image.open(io.BytesIO(self.server.get(f"/frame/scene.png?room={room}&w={width}&h={height}&phase={phase}")))
-        self.assertEqual(page.size, frame.size)
-        difference = mean_difference(page, frame)
-        print(f"\n  {room} {width}x{height} phase {phase}: mean pixel difference {difference * 100:.3f}%", end="")
-        self.assertLess(difference, 0.02)
-        return difference
+        return decode_data_url(self.driver.execute_script(script, width, height))
+
+    def frame(self, room, width, height, phase):
+        return Image.open(io.BytesIO(self.server.get(f"/frame/scene.png?room={room}&w={width}&h={height}&phase={phase}")))
+
+    def measure(self, label, page, frame):
+        measured = view_diff.differences(page, frame)
+        print(f"\n  {label} {page.width}x{page.height}: {view_diff.describe(measured)}", end="")
+        return measured
+
+    def assert_matches(self, room, width, height, phase=10):
+        measured = self.measure(f"{room} phase {phase}", self.page(room, width, height, phase),
+                                self.frame(room, width, height, phase))
+        self.assertEqual(view_diff.over_bounds(measured), [], view_diff.describe(measured))
+
+    def assert_rejected(self, defect, view, page_script=SNAPSHOT, frame_intents=None,
+                        sizes=((507, 165), (1015, 330), (2030, 660))):
+        """The true state passes; the planted defect fails in `view` and only there. The defect is
+        planted in the page (`page_script`) or in the frame, drawn from `frame_intents` instead."""
+        true_room = self.room("true", known_state())
+        other_room = self.room("planted", frame_intents) if frame_intents else true_room
+        for width, height in sizes:
+            true_page = self.page(true_room, width, height, 10)
+            true_frame = self.frame(true_room, width, height, 10)
+            truth = self.measure("true", true_page, true_frame)
+            self.assertEqual(view_diff.over_bounds(truth), [], view_diff.describe(truth))
+            page = self.page(true_room, width, height, 10, page_script) if page_script != SNAPSHOT else true_page
+            planted = self.measure(defect, page, self.frame(other_room, width, height, 10))
+            self.assertEqual(view_diff.over_bounds(planted), [view],
+                             f"{defect}: {view_diff.describe(planted)}")
 
     def test_a_known_state_matches_the_server_frame(self):
-        room = new_room("pixels")
-        for body in ({"action": "face.setHappiness", "value": 85}, {"action": "face.setScale", "value": 0.75},
-                     {"action": "heart.setRate", "value": 0.35},
-                     {"action": "heart.setStyle", "fillColor": "#2266dd", "strokeColor": "#aa0000", "lineWidth": 4},
-                     {"action": "dragon.forward"}, {"action": "dragon.forward"}, {"action": "dragon.forward"}):
-            self.server.intent(room, body, name="painter")
-        self.compare(room, 1015, 330)
-        self.compare(room, 2030, 660)
+        room = self.room("pixels", [
+            {"action": "face.setHappiness", "value": 85}, {"action": "face.setScale", "value": 0.75},
+            {"action": "heart.setRate", "value": 0.35},
+            {"action": "heart.setStyle", "fillColor": "#2266dd", "strokeColor": "#aa0000", "lineWidth": 4},
+            {"action": "dragon.forward"}, {"action": "dragon.forward"}, {"action": "dragon.forward"}])
+        self.assert_matches(room, 1015, 330)
+        self.assert_matches(room, 2030, 660)
 
     def test_a_sad_large_face_and_a_hidden_dragon_match_too(self):
-        room = new_room("pixels-sad")
-        for body in ({"action": "face.setHappiness", "value": 5}, {"action": "face.setScale", "value": 1.3},
-                     {"action": "heart.setRate", "value": 0.9}, {"action": "dragon.back"},
-                     {"action": "dragon.toggleHidden"}):
+        room = self.room("pixels-sad", [
+            {"action": "face.setHappiness", "value": 5}, {"action": "face.setScale", "value": 1.3},
+            {"action": "heart.setRate", "value": 0.9}, {"action": "dragon.back"}, {"action": "dragon.toggleHidden"}])
+        self.assert_matches(room, 1015, 330, phase=73)
+        self.assert_matches(room, 507, 165, phase=0)
+
+    def test_the_comparison_rejects_a_face_ten_percent_too_large(self):
+        self.assert_rejected("face scale x1.1", "face", frame_intents=known_state(scale=0.75 * 1.1))
+
+    def test_the_comparison_rejects_a_face_without_its_mouth(self):
+        self.assert_rejected("no mouth", "face", page_script=SNAPSHOT_WITHOUT_MOUTH)
+
+    def test_the_comparison_rejects_a_dragon_ten_pixels_off(self):
+        self.assert_rejected("dragon +10 px", "dragon", frame_intents=known_state(forwards=4))
+
+    def test_the_comparison_rejects_a_heart_filled_to_another_level(self):
+        self.assert_rejected("heart rate -0.1", "heart", frame_intents=known_state(rate=0.25))
+
+
+class PageClipsEachView(unittest.TestCase):
+    """The page draws each view only inside its own box, in the composite (happy.snapshot, and the
+    scene canvas beside the server's frame) as on its own canvas: a face at scale 2 leaves the heart
+    alone, and a heart outline 20 wide stays in the heart's box."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = support.Server().start()
+        cls.driver = support.browser()
+        cls.driver.get(cls.server.base + "/")
+        cls.driver.execute_script("localStorage.setItem('happy.name', 'painter')")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.close()
+
+    def open_with(self, intents):
+        room = new_room("clip")
+        for body in intents:
             self.server.intent(room, body, name="painter")
-        self.compare(room, 1015, 330, phase=73)
-        self.compare(room, 507, 165, phase=0)
+        open_room(self.driver, self.server, room)
+        expected = self.server.state(room)
+        wait_for(self.driver, lambda d: info(d)["state"] == expected["state"])
+
+    def snapshot(self):
+        return view_diff.on_white(decode_data_url(self.driver.execute_script(SNAPSHOT, 1015, 330)))
+
+    def test_a_face_at_scale_two_stays_out_of_the_heart(self):
+        self.open_with([{"action": "face.setScale", "value": 2.0}])
+        image = self.snapshot()
+        boxes = view_diff.boxes(*image.size)
+        print(f"\n  snapshot: face ink {count_face_ink(image, boxes['face'])} in the face's box, "
+              f"{count_face_ink(image, boxes['heart'])} in the heart's", end="")
+        self.assertEqual(count_face_ink(image, boxes["heart"]), 0, "face ink in the heart's box")
+        self.assertGreater(count_face_ink(image, boxes["face"]), 1000, "the eyes and mouth are drawn")
+
+        # The page's own scene canvas, shown beside the server's frame.
+        self.driver.find_element(By.ID, "show-frame").click()
+
+        def drawn_scene_canvas(driver):
+            """The canvas and its boxes (2 px in, as its size is rounded to device pixels), once drawn."""
+            image = view_diff.on_white(decode_data_url(driver.execute_script(
+                "return document.getElementById('scene').toDataURL('image/png')")))
+            inner = {view: (left + 2, top + 2, right - 2, bottom - 2)
+                     for view, (left, top, right, bottom) in view_diff.boxes(*image.size).items()}
+            return (image, inner) if count_face_ink(image, inner["face"]) > 100 else None
+
+        image, inner = wait_for(self.driver, drawn_scene_canvas, message="the scene canvas was not drawn")
+        print(f"\n  scene canvas {image.width}x{image.height}: face ink {count_face_ink(image, inner['heart'])} "
+              "in the heart's box", end="")
+        self.assertEqual(count_face_ink(image, inner["heart"]), 0, "face ink in the heart's box of the scene canvas")
+
+    def test_a_thick_heart_outline_stays_in_its_box(self):
+        self.open_with([{"action": "heart.setStyle", "strokeColor": "#000000", "lineWidth": 20}])
+        image = self.snapshot()
+        face_left, face_top, face_right, _ = view_diff.boxes(*image.size)["face"]
+        left, top, right, bottom = view_diff.boxes(*image.size)["heart"]
+        self.assertEqual(count_dark(image, (left, 0, right, top)), 0, "stroke above the heart's box")
+        self.assertEqual(count_dark(image, (face_right, top, left, bottom)), 0, "stroke left of the heart's box")
+        self.assertGreater(count_dark(image, (left, top, left + 3, bottom)), 20,
+                           "the outline still runs along the box's left edge")
 
 
 class PhoneAndDesktopScreens(unittest.TestCase):

@@ -9,11 +9,20 @@ export function faceRadius(width, height, scale) {
   return Math.min(width, height) / 2 * scale;
 }
 
+/** Clips to the box (0, 0, width, height), as a view that clips to its bounds; undone by the enclosing restore(). */
+function clipToBox(ctx, width, height) {
+  ctx.beginPath();
+  ctx.rect(0, 0, width, height);
+  ctx.clip();
+}
+
+/** Draws only inside (0, 0, width, height): from scale ≈ 1.41 the circle lies wholly beyond it. */
 export function drawFace(ctx, face, width, height) {
   const midX = width / 2;
   const midY = height / 2;
   const size = faceRadius(width, height, face.scale);
   ctx.save();
+  clipToBox(ctx, width, height);
   ctx.lineWidth = FACE.lineWidth;
   ctx.strokeStyle = FACE.color;
   circle(ctx, midX, midY, size);
@@ -53,11 +62,13 @@ export function waveStep(serverTimeMs) {
   return ((Math.floor(serverTimeMs / 20) % 100) + 100) % 100;
 }
 
+/** Draws only inside (0, 0, width, height): an outline wider than twice the margin would reach beyond it. */
 export function drawHeart(ctx, heart, step, width, height) {
   const { margin, amplitude } = HEART;
   const lineWidth = heart.lineWidth === 0 ? 1 : heart.lineWidth;
   const r = Math.min((width - margin * 2) / 4, (height - margin * 2) / 4);
   ctx.save();
+  clipToBox(ctx, width, height);
   ctx.beginPath();
   ctx.arc(margin + r, margin + r, r, Math.PI, 2 * Math.PI);
   ctx.arc(margin + r * 3, margin + r, r, Math.PI, 2 * Math.PI);
@@ -111,11 +122,12 @@ export class PanelLayout {
     return { x: 0, y: this.labelTop, width: this.width, height: this.art.panel.labelHeight };
   }
 
-  /** Draws the panel; `status` null leaves the label's text to the page's own label element. */
+  /** Draws the panel, only inside its box; `status` null leaves the label's text to the page's own label element. */
   draw(ctx, dragon, status) {
     const { panel } = this.art;
     const { width, geometry } = this;
     ctx.save();
+    clipToBox(ctx, width, this.height);
     ctx.fillStyle = panel.sceneColor;
     ctx.fillRect(0, 0, width, geometry.height);
     ctx.fillStyle = panel.rowColor;
@@ -196,7 +208,10 @@ export function drawFitted(ctx, contentWidth, contentHeight, box, body) {
   ctx.restore();
 }
 
-/** The composite `scene` view of the server (FrameRenderer.drawComposite), in art.scene coordinates. */
+/**
+ * The composite `scene` view of the server (FrameRenderer.drawComposite), in art.scene coordinates;
+ * each view stays inside its own box.
+ */
 export function drawComposite(ctx, art, layout, state, status, step) {
   const scene = art.scene;
   ctx.fillStyle = scene.background;

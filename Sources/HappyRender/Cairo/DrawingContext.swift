@@ -41,6 +41,14 @@ final class DrawingContext {
         cairo_restore(pointer)
     }
 
+    /// Limits drawing to the rectangle (intersected with the current clip),
+    /// as a view that clips to its bounds; undone by the enclosing `isolated`.
+    func clip(toX x: Double, y: Double, width: Double, height: Double) {
+        cairo_new_path(pointer)
+        cairo_rectangle(pointer, x, y, width, height)
+        cairo_clip(pointer)
+    }
+
     func translate(_ x: Double, _ y: Double) { cairo_translate(pointer, x, y) }
     func scale(_ x: Double, _ y: Double) { cairo_scale(pointer, x, y) }
 

@@ -24,9 +24,11 @@ struct DragonPanelLayout {
         return ArtRect(x: button.left(inAreaWidth: width), y: top + button.y, width: button.width, height: button.height)
     }
 
+    /// Draws in the panel's box (0, 0, width, height) and never outside it.
     func draw(_ dragon: Scene.Dragon, status: String, in context: DrawingContext) {
         let panel = art.panel
         context.isolated {
+            context.clip(toX: 0, y: 0, width: width, height: height)
             context.rectangle(0, 0, width, geometry.height)
             context.setColor(panel.sceneColor)
             context.fill()

@@ -18,10 +18,13 @@ enum FaceDrawing {
         min(width, height) / 2 * scale
     }
 
+    /// Draws in the box (0, 0, width, height) and never outside it: from
+    /// scale ≈ 1.41 the circle lies wholly beyond the box.
     static func draw(_ face: Scene.Face, in context: DrawingContext, width: Double, height: Double) {
         let midX = width / 2, midY = height / 2
         let size = radius(width: width, height: height, scale: face.scale)
         context.isolated {
+            context.clip(toX: 0, y: 0, width: width, height: height)
             context.setLineWidth(lineWidth)
             context.setColor(strokeColor)
             circle(context, x: midX, y: midY, radius: size)

@@ -21,9 +21,12 @@ enum HeartDrawing {
         (height - 3 * margin + amplitude * 2) * (1 - rate) + margin - amplitude
     }
 
+    /// Draws in the box (0, 0, width, height) and never outside it (an
+    /// outline wider than twice the margin would reach beyond it).
     static func draw(_ heart: Scene.Heart, step: Int, in context: DrawingContext, width: Double, height: Double) {
         let lineWidth = heart.lineWidth == 0 ? 1 : heart.lineWidth
         context.isolated {
+            context.clip(toX: 0, y: 0, width: width, height: height)
             outline(context, width: width, height: height)
             context.setRoundCaps()
             context.setLineWidth(lineWidth)
