@@ -37,7 +37,7 @@ extension HappyServer {
                                     peerAddress: client, startedAt: Clock.monotonicSeconds())
         attach(exchange)
         if let refusal = refusal(of: exchange, screen) {
-            // The body, if any, is not read.
+            // The body, if any, is not read, and after a cut request line the framing is unknown.
             var response = refusal
             response.closeConnection = true
             respond(exchange, response)
@@ -66,10 +66,14 @@ extension HappyServer {
             HTTPResponse(status: status, contentType: "application/json", body: ServerMessageEncoder.error(error))
         }
         switch screen {
+        case .cutRequestLine:
+            return error(400, WireError(.invalidValue, Self.cutRequestLineMessage))
         case .overAddressCap:
             return error(429, WireError(.rateLimited, "too many connections from \(exchange.peerAddress)"))
         case .pass:
-            return nil
+            let names = exchange.query.filter { $0.value.unicodeScalars.contains(where: \.isControl) }.keys.sorted()
+            guard let name = names.first else { return nil }
+            return error(400, WireError(.invalidValue, "query argument \(name) holds a control character"))
         }
     }
 

@@ -37,6 +37,15 @@ enum LWSHeaders {
         return arguments
     }
 
+    /// lws ends the request line at a CR or LF even when it was decoded from
+    /// `%0D` or `%0A` in the target: the target is cut there and the rest of
+    /// the line, with the HTTP version, is lost (after `%0A` so is the next
+    /// header line, usually `Host`). A request line without an HTTP version
+    /// is such a cut line (or HTTP/0.9, refused as well).
+    static func requestLineIsCut(_ wsi: OpaquePointer) -> Bool {
+        lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) == 0
+    }
+
     static func peerAddress(_ wsi: OpaquePointer) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
