@@ -68,6 +68,17 @@ final class RequestTargetTests: XCTestCase {
         let (_, welcome) = try TestClient.join(server, name: "after")
         XCTAssertEqual(welcome["you"]?["name"]?.stringValue, "after")
     }
+
+    func testALongQueryArgumentIsReadWholeNotSkipped() throws {
+        let server = try ServerProcess()
+        let longRoom = String(repeating: "r", count: 1100)
+        let state = try RawHTTP.get(port: server.port, target: "/api/state?room=\(longRoom)")
+        XCTAssertEqual(state.status, 400, "a room name of 1100 characters is refused, not replaced by the default room")
+        let named = try RawHTTP.get(port: server.port, target: "/api/state?pad=\(longRoom)&room=other")
+        XCTAssertEqual(jsonBody(named.body)?["room"]?.stringValue, "other", "arguments after a long one are read")
+        let client = TestClient(url: server.wsURL, query: [("name", String(repeating: "n", count: 1100))])
+        XCTAssertEqual(client.waitForClose(), .some(1008), "a long name is refused, not ignored")
+    }
 }
 
 private extension RawWebSocket {
