@@ -18,6 +18,8 @@ public final class HappyServer: @unchecked Sendable {
     public let config: HappyConfig
     let logger: Logger
     let rules: SceneRules
+    /// Peers whose `X-Forwarded-For` names the client (`trustedProxies`).
+    let trustedProxies: TrustedProxies
     let reducer: SceneReducer
     let metrics = Metrics()
     let inbox = WakeInbox()
@@ -77,6 +79,7 @@ public final class HappyServer: @unchecked Sendable {
         self.config = config
         self.logger = logger
         rules = config.sceneRules
+        trustedProxies = config.proxies
         reducer = SceneReducer(rules: rules)
         storeWorker = StoreWorker(store: store, inbox: inbox)
         scratch = .allocate(capacity: OutboundFrame.headroom + Self.writeBatchBytes)

@@ -21,6 +21,8 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.webRoot, "web")
         XCTAssertEqual(c.dataDir, "data")
         XCTAssertEqual(c.defaultRoom, "lobby")
+        XCTAssertEqual(c.trustedProxies, [])
+        XCTAssertTrue(c.proxies.isEmpty)
         XCTAssertEqual(c.scene.happiness, 50)
         XCTAssertEqual(c.scene.scale, 0.9)
         XCTAssertEqual(c.scene.scaleMin, 0.1)
@@ -79,6 +81,7 @@ final class ConfigTests: XCTestCase {
         let text = ##"""
         {
           "host": "0.0.0.0", "port": 9090, "webRoot": "/srv/web", "dataDir": "/var/happy", "defaultRoom": "main-1",
+          "trustedProxies": ["10.0.0.5", "::1"],
           "scene": { "happiness": 70, "scale": 1.2, "scaleMin": 0.5, "scaleMax": 3, "rate": 0.25,
                      "fillColor": "#00FF00", "strokeColor": "#abc", "lineWidth": 0,
                      "dragonX": 20, "dragonY": 30, "width": 500, "height": 200, "dragonSize": 80, "step": 5 },
@@ -97,6 +100,8 @@ final class ConfigTests: XCTestCase {
         let c = try HappyConfig.parse(text)
         XCTAssertEqual([c.host, c.webRoot, c.dataDir, c.defaultRoom], ["0.0.0.0", "/srv/web", "/var/happy", "main-1"])
         XCTAssertEqual(c.port, 9090)
+        XCTAssertEqual(c.trustedProxies, ["10.0.0.5", "::1"])
+        XCTAssertTrue(c.proxies.trusts("10.0.0.5") && c.proxies.trusts("0:0:0:0:0:0:0:1"))
         XCTAssertEqual(c.scene.happiness, 70)
         XCTAssertEqual([c.scene.scale, c.scene.scaleMin, c.scene.scaleMax, c.scene.rate], [1.2, 0.5, 3, 0.25])
         XCTAssertEqual([c.scene.fillColor, c.scene.strokeColor], ["#00FF00", "#abc"])
@@ -139,6 +144,23 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(rules.scaleMin, 0.5)
         XCTAssertEqual(rules.scaleMax, 3)
         XCTAssertEqual(c.welcomeLimits, WelcomeLimits(intentsPerSecond: 12.5, intentBurst: 30, maxMessageBytes: 8192))
+    }
+
+    // MARK: trusted proxies
+
+    func testTrustedProxiesMustBeAListOfIPAddresses() throws {
+        XCTAssertEqual(try HappyConfig.parse(#"{"trustedProxies": []}"#), HappyConfig())
+        XCTAssertEqual(try HappyConfig.parse(#"{"trustedProxies": ["192.0.2.1", "2001:db8::1"]}"#).trustedProxies,
+                       ["192.0.2.1", "2001:db8::1"])
+        XCTAssertEqual(message(#"{"trustedProxies": "127.0.0.1"}"#),
+                       "config.json: trustedProxies must be a list of strings, got a string")
+        XCTAssertEqual(message(#"{"trustedProxies": [1]}"#),
+                       "config.json: trustedProxies must be a list of strings, got a number")
+        for bad in ["proxy.internal", "10.0.0.0/8", "10.0.0.1:8080", "[::1]", "10.0.0.256", ""] {
+            let text = message(#"{"trustedProxies": ["127.0.0.1", "\#(bad)"]}"#)
+            XCTAssertTrue(text.hasPrefix("config.json: trustedProxies entry \"\(bad)\" is not an IP address"), text)
+            XCTAssertTrue(text.contains("such as \"127.0.0.1\""), "says how to write one: \(text)")
+        }
     }
 
     // MARK: unknown keys

@@ -25,6 +25,10 @@ extension HappyConfig {
         guard !webRoot.isEmpty else { throw fail("webRoot", "must not be empty") }
         guard !dataDir.isEmpty else { throw fail("dataDir", "must not be empty") }
         guard Names.isValidRoom(defaultRoom) else { throw fail("defaultRoom", "must be 1-64 characters of A-Z a-z 0-9 _ -") }
+        for entry in trustedProxies where IPAddress(entry) == nil {
+            throw fail("trustedProxies", "entry \"\(entry)\" is not an IP address: list each proxy's address as the "
+                       + "server sees it, such as \"127.0.0.1\" or \"::1\" (no host names, ports or ranges)")
+        }
 
         guard (0...100).contains(scene.happiness) else { throw fail("scene.happiness", "must be between 0 and 100") }
         guard scene.scaleMin > 0 else { throw fail("scene.scaleMin", "must be greater than 0") }
@@ -86,6 +90,7 @@ struct ConfigReader {
             case "dataDir": config.dataDir = try string(value, key)
             case "defaultRoom": config.defaultRoom = try string(value, key)
             case "compression": config.compression = try bool(value, key)
+            case "trustedProxies": config.trustedProxies = try strings(value, key)
             case "scene": try readScene(value, into: &config.scene)
             case "limits": try readLimits(value, into: &config.limits)
             case "persistence":

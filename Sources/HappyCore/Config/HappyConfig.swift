@@ -6,6 +6,8 @@ public struct HappyConfig: Equatable, Sendable {
     public var webRoot = "web"
     public var dataDir = "data"
     public var defaultRoom = "lobby"
+    /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client.
+    public var trustedProxies: [String] = []
     public var scene = SceneSection()
     public var limits = LimitsSection()
     public var persistence = PersistenceSection()
@@ -80,6 +82,9 @@ public struct HappyConfig: Equatable, Sendable {
         public var level = "info"
         public var format = "text"
     }
+
+    /// `trustedProxies` read as addresses (none if an entry is not one; `validate()` refuses that).
+    public var proxies: TrustedProxies { TrustedProxies(trustedProxies) ?? TrustedProxies() }
 
     /// The reducer's rules derived from the `scene` section.
     public var sceneRules: SceneRules {

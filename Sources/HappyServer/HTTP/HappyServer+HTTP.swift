@@ -32,9 +32,17 @@ extension HappyServer {
 
     func httpRequest(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let (method, path) = LWSHeaders.methodAndPath(wsi) else { return -1 }
+        let (screen, client) = screenRequest(wsi)
         let exchange = HTTPExchange(wsi: wsi, method: method, path: path, query: LWSHeaders.queryArguments(wsi),
-                                    peerAddress: LWSHeaders.peerAddress(wsi), startedAt: Clock.monotonicSeconds())
+                                    peerAddress: client, startedAt: Clock.monotonicSeconds())
         attach(exchange)
+        if let refusal = refusal(of: exchange, screen) {
+            // The body, if any, is not read, and after a cut request line the framing is unknown.
+            var response = refusal
+            response.closeConnection = true
+            respond(exchange, response)
+            return 0
+        }
         if method == "POST", let lengthText = LWSHeaders.value(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
            let declared = Int(lengthText.trimmingCharacters(in: .whitespaces)), declared > 0 {
             guard declared <= maxRequestBody else {
@@ -50,6 +58,23 @@ extension HappyServer {
         }
         route(exchange)
         return 0
+    }
+
+    /// The answer to a request refused before routing, or nil to route it.
+    private func refusal(of exchange: HTTPExchange, _ screen: RequestScreen) -> HTTPResponse? {
+        func error(_ status: Int, _ error: WireError) -> HTTPResponse {
+            HTTPResponse(status: status, contentType: "application/json", body: ServerMessageEncoder.error(error))
+        }
+        switch screen {
+        case .cutRequestLine:
+            return error(400, WireError(.invalidValue, Self.cutRequestLineMessage))
+        case .overAddressCap:
+            return error(429, WireError(.rateLimited, "too many connections from \(exchange.peerAddress)"))
+        case .pass:
+            let names = exchange.query.filter { $0.value.unicodeScalars.contains(where: \.isControl) }.keys.sorted()
+            guard let name = names.first else { return nil }
+            return error(400, WireError(.invalidValue, "query argument \(name) holds a control character"))
+        }
     }
 
     /// lws restarts its body timeout at every chunk, so a client sending a

@@ -5,23 +5,59 @@ import HappyCore
 /// A cap on open TCP connections per client address, checked when lws
 /// accepts a socket (before any bytes are read), so one host cannot take
 /// every slot or hold the server with half-sent requests.
+///
+/// A trusted proxy's connections carry many clients, so they are not counted
+/// at accept: each request's headers name its client (`X-Forwarded-For`), and
+/// the connection is counted under that client from then on.
 extension HappyServer {
     /// `LWS_CALLBACK_FILTER_NETWORK_CONNECTION`: nonzero refuses the socket.
     func filterNetworkConnection(_ arguments: UnsafeMutableRawPointer?, fd: Int32) -> Int32 {
         guard let arguments else { return 0 }
         let filter = arguments.assumingMemoryBound(to: lws_filter_network_conn_args.self)
         let address = Self.addressText(filter.pointee.cli_addr)
+        if trustedProxies.trusts(address) { return 0 }
         let cap = config.limits.maxConnectionsPerAddress
         if cap > 0, connectionsByAddress[address, default: 0] >= cap {
-            metrics.countRefusal("perAddress")
-            if refusalsLogged[address, default: 0] < 3 {
-                refusalsLogged[address, default: 0] += 1
-                logger.info("refused", ["reason": "perAddress", "peer": address, "cap": "\(cap)"])
-            }
+            noteRefusal(of: address, cap: cap)
             return 1
         }
         acceptedAddresses[fd] = address
         return 0
+    }
+
+    /// The client of the request whose headers `wsi` holds, and whether the
+    /// per-address cap lets it in. For a trusted proxy's connection the
+    /// client comes from `X-Forwarded-For`, and the connection moves to that
+    /// client's count (a refused request leaves it counted for nobody).
+    func admitRequest(_ wsi: OpaquePointer) -> (client: String, admitted: Bool) {
+        let counted = addressByConnection[wsi]
+        guard !trustedProxies.isEmpty else { return (counted ?? LWSHeaders.peerAddress(wsi), true) }
+        let peer = LWSHeaders.peerAddress(wsi)
+        guard trustedProxies.trusts(peer) else { return (counted ?? peer, true) }
+        let client = trustedProxies.clientAddress(peer: peer, forwardedFor: LWSHeaders.value(wsi, WSI_TOKEN_X_FORWARDED_FOR))
+        if counted == client { return (client, true) }
+        uncount(wsi)
+        let cap = config.limits.maxConnectionsPerAddress
+        if cap > 0, connectionsByAddress[client, default: 0] >= cap {
+            noteRefusal(of: client, cap: cap)
+            return (client, false)
+        }
+        addressByConnection[wsi] = client
+        connectionsByAddress[client, default: 0] += 1
+        return (client, true)
+    }
+
+    /// The client address a connection is counted under, else its peer address.
+    func clientAddress(_ wsi: OpaquePointer) -> String {
+        addressByConnection[wsi] ?? LWSHeaders.peerAddress(wsi)
+    }
+
+    private func noteRefusal(of address: String, cap: Int) {
+        metrics.countRefusal("perAddress")
+        if refusalsLogged[address, default: 0] < 3 {
+            refusalsLogged[address, default: 0] += 1
+            logger.info("refused", ["reason": "perAddress", "peer": address, "cap": "\(cap)"])
+        }
     }
 
     /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: the accepted socket has a wsi now.
@@ -34,6 +70,10 @@ extension HappyServer {
 
     /// `LWS_CALLBACK_WSI_DESTROY`: the socket is gone.
     func connectionDestroyed(_ wsi: OpaquePointer) {
+        uncount(wsi)
+    }
+
+    private func uncount(_ wsi: OpaquePointer) {
         guard let address = addressByConnection.removeValue(forKey: wsi) else { return }
         let remaining = connectionsByAddress[address, default: 1] - 1
         if remaining > 0 {

@@ -20,6 +20,7 @@ extension HappyServer {
     /// before the handshake. A request without `Origin` does not come from a
     /// browser page (browsers always send it), so the list does not apply.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        if let refusal = refuseScreenedUpgrade(wsi) { return refusal }
         let path = LWSHeaders.value(wsi, WSI_TOKEN_GET_URI) ?? ""
         let allowed = path == "/ws" || (path == "/echo" && config.conformance.echo)
         if !allowed {
@@ -29,7 +30,7 @@ extension HappyServer {
         if !config.auth.allowedOrigins.isEmpty, let origin = LWSHeaders.value(wsi, WSI_TOKEN_ORIGIN),
            !config.auth.allowedOrigins.contains(origin) {
             metrics.countRefusal("origin")
-            logger.info("refused", ["reason": "origin", "origin": origin, "peer": LWSHeaders.peerAddress(wsi)])
+            logger.info("refused", ["reason": "origin", "origin": origin, "peer": clientAddress(wsi)])
             return refuseHTTP(wsi, status: HTTP_STATUS_FORBIDDEN, "origin not allowed")
         }
         return 0
@@ -46,7 +47,7 @@ extension HappyServer {
         let offeredExtensions = LWSHeaders.value(wsi, WSI_TOKEN_EXTENSIONS) ?? ""
         let connection = Connection(
             wsi: wsi, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
-            peerAddress: LWSHeaders.peerAddress(wsi),
+            peerAddress: clientAddress(wsi),
             usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
             limits: config.limits, now: Clock.monotonicSeconds())
         lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as Attachment).toOpaque())

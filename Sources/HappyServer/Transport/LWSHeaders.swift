@@ -24,9 +24,11 @@ enum LWSHeaders {
     /// The query arguments, already URL-decoded by lws; the first of a name wins.
     static func queryArguments(_ wsi: OpaquePointer) -> [String: String] {
         var arguments: [String: String] = [:]
-        var buffer = [CChar](repeating: 0, count: 1024)
         var index: Int32 = 0
-        while lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+        while true {
+            // Sized per fragment: a fixed buffer would silently end the list at a long argument.
+            var buffer = [CChar](repeating: 0, count: Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index)) + 1)
+            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 else { break }
             index += 1
             let fragment = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard !fragment.isEmpty else { continue }
@@ -35,6 +37,15 @@ enum LWSHeaders {
             if arguments[name] == nil { arguments[name] = parts.count > 1 ? String(parts[1]) : "" }
         }
         return arguments
+    }
+
+    /// lws ends the request line at a CR or LF even when it was decoded from
+    /// `%0D` or `%0A` in the target: the target is cut there and the rest of
+    /// the line, with the HTTP version, is lost (after `%0A` so is the next
+    /// header line, usually `Host`). A request line without an HTTP version
+    /// is such a cut line (or HTTP/0.9, refused as well).
+    static func requestLineIsCut(_ wsi: OpaquePointer) -> Bool {
+        lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) == 0
     }
 
     static func peerAddress(_ wsi: OpaquePointer) -> String {

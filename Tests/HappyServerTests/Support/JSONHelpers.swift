@@ -76,3 +76,9 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+/// `text` as JSON, or nil when it is not JSON: an answer that should have
+/// been JSON then fails its assertion instead of stopping the test run.
+func jsonBody(_ text: String) -> JSONValue? {
+    try? JSONParser.parse(text, maxDepth: 64)
+}
