@@ -44,10 +44,44 @@ final class ShutdownIntentTests: XCTestCase {
         XCTAssertGreaterThan(unavailable, 0, "no intent was refused with unavailable in \(rounds) rounds")
     }
 
+    func testAnHTTPIntentWhileTheServerShutsDownIsRefusedWithUnavailable() throws {
+        let server = try ServerProcess()
+        // A stream reader that stopped reading holds the shutdown up (its
+        // part in progress cannot be finished) for the few seconds allowed.
+        let stream = try RawHTTPConnection(port: server.port, receiveBuffer: 4096)
+        stream.get("/stream/face.png?room=held&w=1024&h=1024")
+        XCTAssertEqual(try stream.readHead().status, 200)
+        // Changes until the stream has a frame waiting behind the one it cannot finish.
+        var value = 0
+        _ = try eventually(seconds: 20) { () -> Bool? in
+            value = (value + 7) % 101
+            let posted = try HTTP.post("\(server.httpBase)/api/intent?room=held",
+                                       body: #"{"action":"face.setHappiness","value":\#(value)}"#)
+            XCTAssertEqual(posted.status, 200)
+            let metrics = try HTTP.get("\(server.httpBase)/metrics").text
+            return metrics.contains("\nhappy_stream_frames_replaced_total 0\n") ? nil : true
+        }
+        let seq = try XCTUnwrap(HTTP.get("\(server.httpBase)/api/state?room=held").json?["seq"]?.intValue)
+        let stopping = try XCTUnwrap(server.process)
+        kill(server.pid, SIGTERM)
+        try eventually(seconds: 5) { server.logText.contains("shutting down") ? true : nil }
+
+        let refused = try HTTP.post("\(server.httpBase)/api/intent?room=held",
+                                    body: #"{"id":"late","action":"face.setHappiness","value":5}"#)
+        XCTAssertTrue(stopping.isRunning, "the server was still shutting down")
+        XCTAssertEqual(refused.status, 503, refused.text)
+        XCTAssertEqual(refused.json?["code"]?.stringValue, "unavailable")
+        XCTAssertEqual(refused.json?["id"]?.stringValue, "late")
+        XCTAssertEqual(server.stop(), 0)
+        try server.start()
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state?room=held").json?["seq"]?.intValue, seq,
+                       "nothing was recorded for the refused intent")
+    }
+
     /// One server, several clients sending without pause, SIGTERM in the
     /// middle; returns how many intents were answered `unavailable`.
     private func shutDownUnderLoad(round: Int) throws -> Int {
-        let server = try ServerProcess(["limits": ["intentsPerSecond": 10000, "intentBurst": 10000]])
+        let server = try ServerProcess(["limits": ["intentsPerSecond": 100_000, "intentBurst": 100_000]])
         let runs = Runs()
         runConcurrently(Self.senders + 1) { index in
             if index == Self.senders {
@@ -58,6 +92,7 @@ final class ShutdownIntentTests: XCTestCase {
             }
         }
         XCTAssertEqual(server.stop(), 0, "round \(round): exit status")
+        let shutdownLog = server.logText
 
         var unavailable = 0
         try server.start()
@@ -65,7 +100,7 @@ final class ShutdownIntentTests: XCTestCase {
             let label = "round \(round), room \(run.room)"
             XCTAssertNil(run.failure, label)
             XCTAssertGreaterThan(run.sent.count, 10, "\(label): the client kept sending")
-            XCTAssertEqual(run.closeCode, .some(1001), "\(label): closed with 1001 (\(run.closeCode.debugDescription))")
+            XCTAssertEqual(run.closeCode, .some(1001), "\(label): closed with 1001; the server's log:\n\(shutdownLog)")
             // A refusal goes out at once, an ack once its event is recorded:
             // answers may overtake each other, so they are compared by intent.
             let byIntent = run.answers.sorted { $0.id < $1.id }
@@ -90,7 +125,7 @@ final class ShutdownIntentTests: XCTestCase {
         return unavailable
     }
 
-    /// Sends dragon presses (each one an event) as fast as answers are read,
+    /// Sends dragon presses (each one an event), four at a time, as fast as answers are read,
     /// until the connection ends or `seconds` pass.
     private static func send(to server: ServerProcess, room: String, for seconds: Double) -> Run {
         var run = Run(room: room)
@@ -102,9 +137,11 @@ final class ShutdownIntentTests: XCTestCase {
         let deadline = Date(timeIntervalSinceNow: seconds)
         var next = 0
         while !client.isClosed && Date() < deadline {
-            client.intent(next % 2 == 0 ? "dragon.forward" : "dragon.back", id: "\(next)")
-            run.sent.append((next, Date()))
-            next += 1
+            for _ in 0..<4 {
+                client.intent(next % 2 == 0 ? "dragon.forward" : "dragon.back", id: "\(next)")
+                run.sent.append((next, Date()))
+                next += 1
+            }
             while let message = client.nextMessage(timeout: 0.002) { record(message.json, in: &run) }
         }
         run.closeCode = client.waitForClose(timeout: 10)
