@@ -32,6 +32,10 @@ public final class ClientLoop: @unchecked Sendable {
     private var isStopped = false
     private var protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName = strdup("happy-client")!
+    /// permessage-deflate, offered only by connections that ask for it.
+    private let extensions: UnsafeMutablePointer<lws_extension>
+    private let deflateName = strdup("permessage-deflate")!
+    private let deflateOffer = strdup("permessage-deflate; client_max_window_bits")!
     private let writeBuffer: UnsafeMutablePointer<UInt8>
     private var writeBufferSize = 64 * 1024
 
@@ -44,9 +48,14 @@ public final class ClientLoop: @unchecked Sendable {
                                      per_session_data_size: 0, rx_buffer_size: 65536, id: 0, user: nil,
                                      tx_packet_size: 0)
         protocols[1] = lws_protocols()
+        extensions = .allocate(capacity: 2)
+        extensions[0] = lws_extension(name: UnsafePointer(deflateName), callback: lws_extension_callback_pm_deflate,
+                                      client_offer: UnsafePointer(deflateOffer))
+        extensions[1] = lws_extension()
         var info = lws_context_creation_info()
         info.port = happy_context_port_no_listen
         info.protocols = UnsafePointer(protocols)
+        info.extensions = UnsafePointer(extensions)
         // JUST_USE_RAW_ORIGIN: send `Origin` as given (lws would prefix "http://").
         info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) | UInt64(LWS_SERVER_OPTION_JUST_USE_RAW_ORIGIN)
         info.user = Unmanaged.passUnretained(self).toOpaque()
@@ -58,6 +67,7 @@ public final class ClientLoop: @unchecked Sendable {
         guard let context = lws_create_context(&info) else {
             writeBuffer.deallocate()
             protocols.deallocate()
+            extensions.deallocate()
             throw ClientError("could not create a libwebsockets client context")
         }
         self.context = context
@@ -71,7 +81,10 @@ public final class ClientLoop: @unchecked Sendable {
         shutdown()
         writeBuffer.deallocate()
         protocols.deallocate()
+        extensions.deallocate()
         free(protocolName)
+        free(deflateName)
+        free(deflateOffer)
     }
 
     /// Opens a connection. Events go to `delegate` (on this loop's thread),
@@ -218,6 +231,15 @@ public final class ClientLoop: @unchecked Sendable {
     }
 }
 
+/// A header of the server's handshake answer, or nil when it has none.
+private func handshakeHeader(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+    let length = Int(lws_hdr_total_length(wsi, token))
+    guard length > 0 else { return nil }
+    var buffer = [CChar](repeating: 0, count: length + 1)
+    guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) > 0 else { return nil }
+    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// The C callback of every client connection.
 func happyClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
@@ -232,16 +254,13 @@ func happyClientCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, 
     }
     let connection = Unmanaged<WebSocketConnection>.fromOpaque(pointer).takeUnretainedValue()
     switch reason {
+    case LWS_CALLBACK_CLIENT_CONFIRM_EXTENSION_SUPPORTED:
+        // Non-zero leaves the extension out of this connection's offer.
+        return connection.options.offersCompression ? 0 : 1
     case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
-        // The handshake headers are freed before CLIENT_ESTABLISHED: read the selected subprotocol now.
-        let length = Int(lws_hdr_total_length(wsi, WSI_TOKEN_PROTOCOL))
-        if length > 0 {
-            var buffer = [CChar](repeating: 0, count: length + 1)
-            if lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_PROTOCOL) > 0 {
-                connection.selectedSubprotocol = String(
-                    decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
-        }
+        // The handshake headers are freed before CLIENT_ESTABLISHED: read what the server selected now.
+        connection.selectedSubprotocol = handshakeHeader(wsi, WSI_TOKEN_PROTOCOL)
+        connection.negotiatedExtensions = handshakeHeader(wsi, WSI_TOKEN_EXTENSIONS)
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
         connection.wsi = wsi
         connection.didOpen(subprotocol: connection.selectedSubprotocol)

@@ -34,15 +34,18 @@ public struct WebSocketOptions: Sendable {
     /// Ping the server after this many idle seconds and drop the connection
     /// if it stays silent as long again; nil sends no pings (benchmarks).
     public var keepaliveSeconds: UInt16?
+    /// Offer permessage-deflate; the server decides whether to use it.
+    public var offersCompression: Bool
 
     public init(subprotocol: String? = "happy.v1", origin: String? = nil,
                 headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false,
-                keepaliveSeconds: UInt16? = 20) {
+                keepaliveSeconds: UInt16? = 20, offersCompression: Bool = false) {
         self.subprotocol = subprotocol
         self.origin = origin
         self.headers = headers
         self.allowInsecureTLS = allowInsecureTLS
         self.keepaliveSeconds = keepaliveSeconds
+        self.offersCompression = offersCompression
     }
 }
 
@@ -69,6 +72,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     var peerCloseReason = ""
     /// The subprotocol named in the server's handshake answer.
     var selectedSubprotocol: String?
+    private let acceptedExtensions = Mutex<String?>(nil)
     var cStrings: [UnsafeMutablePointer<CChar>] = []
     /// Lives as long as the connection: lws keeps a pointer to it.
     let keepalivePolicy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
@@ -97,6 +101,12 @@ public final class WebSocketConnection: @unchecked Sendable {
     }
 
     // MARK: any thread
+
+    /// The server's `Sec-WebSocket-Extensions` answer (nil: none), known once the connection is open.
+    public var negotiatedExtensions: String? {
+        get { acceptedExtensions.withLock { $0 } }
+        set { acceptedExtensions.withLock { $0 = newValue } }
+    }
 
     public func send(text: String) {
         enqueue(.message(Array(text.utf8), mode: happy_write_text))

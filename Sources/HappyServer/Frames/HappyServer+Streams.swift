@@ -40,6 +40,11 @@ extension HappyServer {
         metrics.httpRequests["2xx", default: 0] += 1
         // lws would end a response that runs this long; the sweep watches streams instead.
         lws_set_timeout(exchange.wsi, NO_PENDING_TIMEOUT, 0)
+        // As for WebSockets: without a fixed send buffer Linux grows it to
+        // megabytes, where a slow reader's old frames would queue unseen.
+        if happy_set_send_buffer(lws_get_socket_fd(exchange.wsi), Self.socketSendBufferBytes) != 0 {
+            logger.warn("could not limit the socket send buffer", ["peer": exchange.peerAddress])
+        }
         lws_callback_on_writable(exchange.wsi)
         refresh(stream)
         if stream.animates { scheduleStreamTick(at: stream.nextWaveAt) }

@@ -97,6 +97,7 @@ extension HappyServer {
             if case .failure(let error) = decoded { fail(error) }
             return
         }
+        if shuttingDown { return refuseDuringShutdown(intent, exchange) }
         guard takeHTTPToken(exchange.peerAddress) else {
             metrics.rateLimited += 1
             return fail(WireError(.rateLimited, "rate limit of \(config.limits.intentsPerSecond) intents/s per address exceeded", id: intent.id))
@@ -109,8 +110,16 @@ extension HappyServer {
         let sender = Participant(id: "http", name: senderName)
         runtime.whenReady { [self] runtime in
             guard !exchange.isClosed else { return }
+            if self.shuttingDown { return self.refuseDuringShutdown(intent, exchange) }
             self.submitIntent(intent, in: runtime, sender: sender, reply: .http(exchange))
         }
+    }
+
+    /// While shutting down, new intents are refused, as on the WebSocket.
+    private func refuseDuringShutdown(_ intent: Intent, _ exchange: HTTPExchange) {
+        metrics.countError(.unavailable)
+        let error = WireError(.unavailable, "server shutting down; nothing was applied", id: intent.id)
+        respond(exchange, status: error.code.httpStatus, json: ServerMessageEncoder.error(error))
     }
 
     /// One token from the bucket of a client address (HTTP intents).

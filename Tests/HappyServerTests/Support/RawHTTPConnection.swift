@@ -18,9 +18,14 @@ final class RawHTTPConnection {
     private var buffer: [UInt8] = []
     private(set) var reachedEOF = false
 
-    init(port: Int) throws {
+    /// `receiveBuffer` shrinks the kernel's receive buffer, so that a reader
+    /// that stops reading pushes back on the server sooner.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

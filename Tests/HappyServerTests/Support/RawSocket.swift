@@ -186,9 +186,13 @@ final class RawWebSocket: @unchecked Sendable {
 
     func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }
 
+    /// The last frame read had RSV1 set: its payload is compressed (permessage-deflate).
+    private(set) var lastFrameCompressed = false
+
     /// The next frame, or nil when the connection ended or the timeout passed.
     func nextFrame() -> Frame? {
         guard let header = socket.read(count: 2) else { return nil }
+        lastFrameCompressed = header[0] & 0x40 != 0
         var length = UInt64(header[1] & 0x7F)
         if length == 126 {
             guard let extended = socket.read(count: 2) else { return nil }

@@ -30,17 +30,22 @@ final class ServerProcess: @unchecked Sendable {
     private let extraArguments: [String]
     /// The directory was made for this server and goes away with it.
     private let ownsDirectory: Bool
+    /// Where the server runs; the config's folder unless given.
+    var workingDirectory: URL
     private(set) var process: Process?
     private(set) var port = 0
     private let log = LogCollector()
 
     /// `settings` are config.json keys (nested objects as dictionaries); port,
-    /// webRoot and dataDir default to the test's own.
-    init(_ settings: [String: Any] = [:], arguments: [String] = [], directory: URL? = nil, start: Bool = true) throws {
+    /// webRoot and dataDir default to the test's own. The config file goes in
+    /// `directory`; the server runs in `workingDirectory` (default: the same).
+    init(_ settings: [String: Any] = [:], arguments: [String] = [], directory: URL? = nil,
+         workingDirectory: URL? = nil, start: Bool = true) throws {
         extraArguments = arguments
         ownsDirectory = directory == nil
         self.directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("happy-test-\(UUID().uuidString.prefix(8))")
+        self.workingDirectory = workingDirectory ?? self.directory
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         configURL = self.directory.appendingPathComponent("config.json")
         var config: [String: Any] = [
@@ -70,7 +75,7 @@ final class ServerProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["--config", configURL.path] + extraArguments
-        process.currentDirectoryURL = directory
+        process.currentDirectoryURL = workingDirectory
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe

@@ -27,6 +27,8 @@ final class TestClient {
     private(set) var didOpen = false
     /// The subprotocol the server selected, if any.
     private(set) var subprotocol: String?
+    /// The server's `Sec-WebSocket-Extensions` answer, if any.
+    private(set) var extensions: String?
     /// Why the connection could not be made, if it could not.
     private(set) var failure: String?
     /// The exact text of the welcome, once `join` has read it.
@@ -127,6 +129,7 @@ final class TestClient {
             case .open(let selected):
                 didOpen = true
                 subprotocol = selected
+                extensions = connection.negotiatedExtensions
             case .closed(let code, let reason):
                 isClosed = true
                 closeCode = code
