@@ -49,6 +49,7 @@ test: bootstrap-test
 	@for target in $(TEST_TARGETS); do \
 	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \
 	done
+	scripts/check-gates.sh $(SWIFT_BUILD_FLAGS)
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
 	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh quick
