@@ -90,13 +90,12 @@ final class FrameStreamTests: XCTestCase {
         do {
             let stream = try openStream("/stream/face.png")
             _ = try nextPNG(stream)
+            XCTAssertEqual(try server.metric("happy_frame_streams"), 1, "the open stream is counted")
         }
         let deadline = Date(timeIntervalSinceNow: 5)
         var open = -1.0
         while Date() < deadline {
-            let text = try HTTP.get("\(server.httpBase)/metrics").text
-            open = Double(text.split(separator: "\n").first { $0.hasPrefix("happy_frame_streams ") }?
-                .split(separator: " ")[1] ?? "-1") ?? -1
+            open = try server.metric("happy_frame_streams")
             if open == 0 { break }
             Thread.sleep(forTimeInterval: 0.2)
         }

@@ -82,11 +82,12 @@ final class HostileMixTests: XCTestCase {
         XCTAssertLessThan(maxLatency, 1, "an ack took too long")
         XCTAssertTrue(server.isRunning)
 
-        let metrics = try RawHTTP.get(port: port, target: "/metrics").body
+        let metrics = try server.metricsText()
         // Slow readers lose broadcasts (outbox drops); those that never read
         // again are dropped before any resync is written to them.
         for counter in ["happy_flood_closes_total", "happy_outbox_drops_total", "happy_slow_reader_closes_total"] {
-            XCTAssertFalse(metrics.contains("\(counter) 0\n"), "\(counter) stayed 0: the mix did not do its job")
+            let value = try XCTUnwrap(metricValue(metrics, counter), "\(counter) is not reported")
+            XCTAssertGreaterThan(value, 0, "\(counter) stayed 0: the mix did not do its job")
         }
         XCTAssertGreaterThan(stats[.junkConnections], 0)
         XCTAssertGreaterThan(stats[.churnConnections], 0)
