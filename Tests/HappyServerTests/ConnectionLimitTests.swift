@@ -17,7 +17,9 @@ final class ConnectionLimitTests: XCTestCase {
         XCTAssertFalse(extra.didOpen, "refused at accept, before any handshake")
         let raw = try RawSocket(port: server.port, timeout: 3)
         try? raw.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        XCTAssertEqual(raw.readToEnd(), [], "plain HTTP from the same address is refused too")
+        let refused = raw.readToEnd()
+        XCTAssertEqual(refused.bytes, [], "plain HTTP from the same address is refused too")
+        XCTAssertTrue(refused.ending.peerClosed, "the server closes a refused connection, it does not hold it: \(refused.ending)")
 
         clients[0].close()
         _ = clients[0].waitForClose()
@@ -84,7 +86,9 @@ final class ConnectionLimitTests: XCTestCase {
         let server = try ServerProcess()
         let bigHeader = try RawSocket(port: server.port, timeout: 3)
         try bigHeader.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "a", count: 5000))\r\n\r\n")
-        XCTAssertEqual(bigHeader.readToEnd(), [], "headers over 4096 bytes: dropped without an answer")
+        let dropped = bigHeader.readToEnd()
+        XCTAssertEqual(dropped.bytes, [], "headers over 4096 bytes: dropped without an answer")
+        XCTAssertTrue(dropped.ending.peerClosed, "the server closes the connection, it does not hold it: \(dropped.ending)")
         let fits = try RawHTTP.send(port: server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                                     + "X-Padding: \(String(repeating: "a", count: 3000))\r\n\r\n")
         XCTAssertEqual(fits.body, "ok")
