@@ -120,6 +120,14 @@ final class TestClient {
         return nil
     }
 
+    /// Everything the connection carried before its close, once closed; nil
+    /// while it is open (more may still come).
+    func messagesBeforeClose() -> [JSONValue]? {
+        guard isClosed else { return nil }
+        defer { skipped.removeAll() }
+        return skipped.map(\.json)
+    }
+
     /// Everything received within `seconds`, including kept messages (with
     /// `seconds` 0 only the kept ones: nothing is read).
     func drain(for seconds: Double) -> [JSONValue] {
