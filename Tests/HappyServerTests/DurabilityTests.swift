@@ -74,20 +74,82 @@ final class DurabilityTests: XCTestCase {
         XCTAssertEqual(wiped?["seq"]?.doubleValue, 0)
     }
 
-    func testCleanShutdownFlushesEverythingItAcknowledged() throws {
+    /// SIGTERM in the middle of traffic: every intent the server read is
+    /// answered, with an ack or `unavailable`, before its close 1001; every
+    /// event sent is on disk, and nothing recorded was kept back.
+    func testCleanShutdownAnswersEveryIntentAndFlushesEverythingItAcknowledged() throws {
         let server = try ServerProcess(["limits": fastLimits])
-        let (client, _) = try TestClient.join(server)
-        for index in 0..<300 { client.intent("face.nudgeHappiness", id: "\(index)", ["delta": index % 2 == 0 ? 1 : -1]) }
-        _ = client.next(type: "ack")
-        XCTAssertEqual(server.stop(), 0)
-        var lastEventSeq = 0.0
-        for message in client.drain(for: 1) where message["type"]?.stringValue == "event" {
-            lastEventSeq = max(lastEventSeq, message["seq"]?.doubleValue ?? 0)
+        let (client, welcome) = try TestClient.join(server)
+        let epoch = try XCTUnwrap(welcome["epoch"]?.stringValue)
+        let startSeq = UInt64(try XCTUnwrap(welcome["seq"]?.doubleValue))
+        // Batches of intents, each followed by a ping: its pong proves the server read the whole batch.
+        var batches: [[String]] = []
+        var readBatches = 0
+        var answers: [String: String] = [:]
+        var ackSeqs: [UInt64] = []
+        var events: [UInt64: JSONValue] = [:]
+        var terminated = false
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !client.isClosed, Date() < deadline {
+            while batches.count * 20 - answers.count < 200 {
+                let ids = (0..<20).map { "b\(batches.count)-\($0)" }
+                for (index, id) in ids.enumerated() { client.intent("face.nudgeHappiness", id: id, ["delta": index % 2 == 0 ? 1 : -1]) }
+                client.send(json: ["type": "ping", "id": "b\(batches.count)"])
+                batches.append(ids)
+            }
+            // The signal arrives with 200 intents in flight.
+            if !terminated && answers.count >= 300 {
+                server.process?.terminate()
+                terminated = true
+            }
+            while let message = client.next(timeout: 0.02) {
+                let id = message["id"]?.stringValue ?? ""
+                switch message["type"]?.stringValue {
+                case "event": events[UInt64(message["seq"]?.doubleValue ?? 0)] = message
+                case "ack":
+                    XCTAssertNil(answers[id], "\(id) answered twice")
+                    answers[id] = "ack"
+                    ackSeqs.append(UInt64(try XCTUnwrap(message["seq"]?.doubleValue)))
+                case "error":
+                    XCTAssertEqual(message["code"]?.stringValue, "unavailable", "\(message)")
+                    XCTAssertNil(answers[id], "\(id) answered twice")
+                    answers[id] = "unavailable"
+                case "pong": readBatches = max(readBatches, Int(id.dropFirst())! + 1)
+                default: break
+                }
+            }
         }
+        XCTAssertTrue(terminated, "too few answers before the deadline: \(answers.count)")
+        XCTAssertEqual(server.stop(), 0)
         XCTAssertEqual(client.closeCode, 1001)
+        for id in batches.prefix(readBatches).joined() {
+            XCTAssertNotNil(answers[id], "\(id) was read (its batch's ping was answered) but got no answer before the close")
+        }
+        let sent = Set(batches.joined())
+        XCTAssertTrue(Set(answers.keys).isSubset(of: sent))
+        let unavailable = answers.values.filter { $0 == "unavailable" }.count
+        print("clean shutdown: \(batches.count * 20) intents sent, \(readBatches * 20) read before the close, "
+              + "\(ackSeqs.count) acked, \(unavailable) unavailable")
+
         try server.start()
-        let state = try HTTP.get("\(server.httpBase)/api/state").json
-        XCTAssertEqual(state?["seq"]?.doubleValue, lastEventSeq,
-                       "every event sent before shutdown is on disk, and nothing more")
+        let (reader, after) = try TestClient.join(server, since: startSeq, epoch: epoch)
+        XCTAssertEqual(after["recovered"]?.boolValue, true)
+        let recordedSeq = UInt64(try XCTUnwrap(after["seq"]?.doubleValue))
+        XCTAssertEqual(recordedSeq, events.keys.max() ?? startSeq, "every event recorded was sent before the close")
+        var replayed: [UInt64: JSONValue] = [:]
+        if recordedSeq > startSeq {
+            for _ in (startSeq + 1)...recordedSeq {
+                guard let event = reader.next(type: "event", timeout: 10) else { break }
+                replayed[UInt64(event["seq"]?.doubleValue ?? 0)] = event
+            }
+        }
+        XCTAssertEqual(replayed.count, Int(recordedSeq - startSeq), "the replay is complete")
+        for seq in ackSeqs {
+            XCTAssertNotNil(events[seq], "ack \(seq) without its event")
+            XCTAssertEqual(replayed[seq], events[seq], "acked event \(seq) is not on disk as sent")
+        }
+        for (seq, event) in events {
+            XCTAssertEqual(replayed[seq], event, "event \(seq) is not on disk as sent")
+        }
     }
 }
