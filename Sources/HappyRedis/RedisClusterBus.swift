@@ -123,6 +123,9 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
             _ = subscriber.flush()
             // Members may have come and gone while we were away.
             for room in watched { renewAndSnapshot(room) }
+            // Redis can go away again between the connect and the first command
+            // (the kernel completes a handshake while a killed server is still closing).
+            guard self.subscriber != nil, self.commandConnection != nil else { return false }
             if wasDisconnected {
                 wasDisconnected = false
                 handlers?.reconnected()

@@ -62,7 +62,7 @@ final class AccessTests: XCTestCase {
         XCTAssertEqual(client.waitForClose(), .some(1008), label, file: file, line: line)
         XCTAssertTrue(client.didOpen, "\(label): refused after the upgrade", file: file, line: line)
         XCTAssertFalse(client.closeReason.isEmpty, "\(label): a reason", file: file, line: line)
-        XCTAssertEqual(client.drain(for: 0).count, 0, "\(label): no welcome", file: file, line: line)
+        XCTAssertEqual(client.messagesBeforeClose(), [], "\(label): no welcome", file: file, line: line)
     }
 
     private func join(token: String, room: String = "lobby", name: String? = nil) throws -> (TestClient, JSONValue) {

@@ -65,14 +65,31 @@ final class FrameStreamTests: XCTestCase {
         XCTAssertFalse(dragon.hasData(within: 0.7), "a face change does not redraw the dragon")
     }
 
-    func testHeartStreamFollowsTheWaveAtFps() throws {
-        let stream = try openStream("/stream/heart.png?w=100&h=100&fps=20")
-        let started = Date()
+    /// Reads a heart stream at `fps` for `seconds` after its first part;
+    /// returns the parts after the first, and their rate.
+    private func heartStream(fps: Int, seconds: Double) throws -> (parts: [[UInt8]], perSecond: Double) {
+        let stream = try openStream("/stream/heart.png?w=100&h=100&fps=\(fps)")
+        _ = try nextPNG(stream)
+        let first = Date()
         var parts: [[UInt8]] = []
-        while Date().timeIntervalSince(started) < 1.5 { parts.append(try nextPNG(stream, timeout: 2)) }
-        XCTAssertGreaterThanOrEqual(parts.count, 12, "about 20 frames a second")
-        XCTAssertLessThanOrEqual(parts.count, 40)
-        XCTAssertGreaterThan(Set(parts).count, parts.count / 2, "the wave moves between frames")
+        var last = first
+        while last.timeIntervalSince(first) < seconds {
+            parts.append(try nextPNG(stream, timeout: 2))
+            last = Date()
+        }
+        return (parts, Double(parts.count) / last.timeIntervalSince(first))
+    }
+
+    func testHeartStreamFollowsTheWaveAtFps() throws {
+        // The server paces each stream and never catches up, so a busy machine
+        // can only lower a rate: the bounds leave 30 % below, and 10 and 20
+        // per second cannot pass for each other.
+        let ten = try heartStream(fps: 10, seconds: 3)
+        let twenty = try heartStream(fps: 20, seconds: 3)
+        print(String(format: "heart stream: %.1f parts/s at fps=10, %.1f at fps=20", ten.perSecond, twenty.perSecond))
+        XCTAssertTrue((7...13).contains(ten.perSecond), "fps=10 gave \(ten.perSecond) parts a second")
+        XCTAssertTrue((14...26).contains(twenty.perSecond), "fps=20 gave \(twenty.perSecond) parts a second")
+        XCTAssertGreaterThan(Set(twenty.parts).count, twenty.parts.count / 2, "the wave moves between frames")
     }
 
     func testStreamsEndCleanlyOnShutdown() throws {
@@ -90,13 +107,12 @@ final class FrameStreamTests: XCTestCase {
         do {
             let stream = try openStream("/stream/face.png")
             _ = try nextPNG(stream)
+            XCTAssertEqual(try server.metric("happy_frame_streams"), 1, "the open stream is counted")
         }
         let deadline = Date(timeIntervalSinceNow: 5)
         var open = -1.0
         while Date() < deadline {
-            let text = try HTTP.get("\(server.httpBase)/metrics").text
-            open = Double(text.split(separator: "\n").first { $0.hasPrefix("happy_frame_streams ") }?
-                .split(separator: " ")[1] ?? "-1") ?? -1
+            open = try server.metric("happy_frame_streams")
             if open == 0 { break }
             Thread.sleep(forTimeInterval: 0.2)
         }

@@ -23,9 +23,7 @@ final class FrameTests: XCTestCase {
     }
 
     private func metric(_ name: String) throws -> Double {
-        let text = try HTTP.get("\(server.httpBase)/metrics").text
-        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }, "no \(name)")
-        return try XCTUnwrap(Double(line.split(separator: " ")[1]))
+        try server.metric(name)
     }
 
     private func intent(_ body: String, room: String = "lobby") throws {

@@ -21,8 +21,8 @@ final class OriginTests: XCTestCase {
             XCTAssertTrue(client.waitForClose() != nil, origin)
             XCTAssertFalse(client.didOpen, "\(origin) must not be upgraded")
         }
-        let metrics = try HTTP.get("\(server.httpBase)/metrics").text
-        XCTAssertTrue(metrics.contains("happy_connections_refused_total{reason=\"origin\"} \(2 * foreign.count)"), metrics)
+        let metrics = try server.metricsText()
+        XCTAssertEqual(metricValue(metrics, #"happy_connections_refused_total{reason="origin"}"#), Double(2 * foreign.count), metrics)
         XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state").json?["presenceCount"]?.intValue, 0)
         XCTAssertTrue(server.logText.contains("origin=https://evil.example"), "the refusal is logged with the origin")
     }

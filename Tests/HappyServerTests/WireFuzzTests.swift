@@ -117,25 +117,73 @@ final class WireFuzzTests: XCTestCase {
     }
 
     func testHugeNumbersAreInvalidValuesOrClamped() throws {
-        let socket = try welcomed()
-        let numbers = ["1e400", "-1e400", "1e308", "-1e308", "123456789012345678901234567890", "9223372036854775808",
-                       "-9223372036854775809", "4.9e-324", String(repeating: "9", count: 3000), "0.\(String(repeating: "0", count: 3000))1"]
+        // A number reads as the nearest double: past ±1.8e308 that is an
+        // infinity (not finite: invalid_value), 3000 zeros then a 1 is 0,
+        // 4.9e-324 the smallest double above 0. Section 4's table then says
+        // which are out of range (invalid_value) and which are clamped.
+        let numbers: [(text: String, reads: Double)] = [
+            ("1e400", .infinity), ("-1e400", -.infinity), ("1e308", 1e308), ("-1e308", -1e308),
+            ("123456789012345678901234567890", 1.2345678901234568e29), ("9223372036854775808", 9.223372036854775808e18),
+            ("-9223372036854775809", -9.223372036854775808e18), ("4.9e-324", .leastNonzeroMagnitude),
+            (String(repeating: "9", count: 3000), .infinity), ("0.\(String(repeating: "0", count: 3000))1", 0),
+        ]
         let actions = [("face.setHappiness", "value"), ("face.nudgeHappiness", "delta"), ("face.setScale", "value"),
                        ("face.pinch", "factor"), ("heart.setRate", "value"), ("heart.setStyle", "lineWidth")]
+        var knobs = try currentKnobs()
+        XCTAssertEqual(knobs, Knobs(happiness: 50, scale: 0.9, rate: 0.5, lineWidth: 1), "the default scene")
+        let socket = try welcomed()
+        var count = 0
         for number in numbers {
             for (action, field) in actions {
-                try socket.send(text: #"{"type":"intent","id":"n","action":"\#(action)","\#(field)":\#(number)}"#)
-                let reply = try XCTUnwrap(answer(socket), "\(action) \(number)")
-                let outcome = reply["code"]?.stringValue ?? reply["result"]?.stringValue ?? "?"
-                XCTAssertTrue(["invalid_value", "bad_json", "clamped", "applied", "unchanged"].contains(outcome),
-                              "\(action) \(field)=\(number.prefix(20)): \(reply)")
+                count += 1
+                let label = "\(action) \(field)=\(number.text.prefix(24))"
+                try socket.send(text: #"{"type":"intent","id":"n\#(count)","action":"\#(action)","\#(field)":\#(number.text)}"#)
+                let reply = try XCTUnwrap(answer(socket), label)
+                XCTAssertEqual(reply["id"]?.stringValue, "n\(count)", label)
+                let (expected, after) = knobs.outcome(of: action, number.reads)
+                XCTAssertEqual(reply["code"]?.stringValue ?? reply["result"]?.stringValue, expected, "\(label): \(reply)")
+                knobs = after
             }
         }
+        XCTAssertEqual(try currentKnobs(), knobs, "the scene after every accepted number")
+        try socket.send(text: #"{"type":"ping","id":"open"}"#)
+        XCTAssertEqual(answer(socket)?["id"]?.stringValue, "open", "the connection stays open")
+    }
+
+    /// The scene's numeric fields, and what section 4 makes of an intent on them.
+    private struct Knobs: Equatable {
+        var happiness: Double, scale: Double, rate: Double, lineWidth: Double
+
+        /// The error code or ack result of `action` with a parameter that reads
+        /// as `value`, and the fields after it (scaleMin 0.1, scaleMax 2).
+        func outcome(of action: String, _ value: Double) -> (String, Knobs) {
+            var after = self, clamped = false
+            func clamp(_ x: Double, _ range: ClosedRange<Double>) -> Double {
+                if range.contains(x) { return x }
+                clamped = true
+                return x < range.lowerBound ? range.lowerBound : range.upperBound
+            }
+            let integral = value.isFinite && value == value.rounded()
+            switch action {
+            case "face.setHappiness" where integral: after.happiness = clamp(value, 0...100)
+            case "face.nudgeHappiness" where integral && (-100...100).contains(value):
+                after.happiness = clamp(happiness + value, 0...100)
+            case "face.setScale" where value.isFinite && value > 0: after.scale = clamp(value, 0.1...2)
+            case "face.pinch" where value.isFinite && value > 0: after.scale = clamp(scale * value, 0.1...2)
+            case "heart.setRate" where value.isFinite: after.rate = clamp(value, 0...1)
+            case "heart.setStyle" where (0...20).contains(value): after.lineWidth = value == 0 ? 1 : value
+            default: return ("invalid_value", self)
+            }
+            return (after == self ? "unchanged" : clamped ? "clamped" : "applied", after)
+        }
+    }
+
+    private func currentKnobs() throws -> Knobs {
         let state = try XCTUnwrap(HTTP.get("\(server.httpBase)/api/state").json?["state"])
-        let happiness = try XCTUnwrap(state["face"]?["happiness"]?.intValue)
-        XCTAssertTrue((0...100).contains(happiness))
-        let scale = try XCTUnwrap(state["face"]?["scale"]?.doubleValue)
-        XCTAssertTrue((0.1...2.0).contains(scale))
+        return Knobs(happiness: try XCTUnwrap(state["face"]?["happiness"]?.doubleValue),
+                     scale: try XCTUnwrap(state["face"]?["scale"]?.doubleValue),
+                     rate: try XCTUnwrap(state["heart"]?["rate"]?.doubleValue),
+                     lineWidth: try XCTUnwrap(state["heart"]?["lineWidth"]?.doubleValue))
     }
 
     func testInvalidUTF8Closes1007() throws {
@@ -201,9 +249,9 @@ final class WireFuzzTests: XCTestCase {
             XCTAssertEqual(socket.nextFrame(), .pong(Array("still here".utf8)), "control frames interleave with fragments")
         }
         let metrics = try eventually(seconds: 5) {
-            let text = try RawHTTP.get(port: server.port, target: "/metrics").body
-            return text.contains("happy_connections 0\n") ? text : nil
+            let text = try server.metricsText()
+            return metricValue(text, "happy_connections") == 0 ? text : nil
         }
-        XCTAssertTrue(metrics.contains("happy_connections_closed_total 50\n"), metrics)
+        XCTAssertEqual(metricValue(metrics, "happy_connections_closed_total"), 50, metrics)
     }
 }

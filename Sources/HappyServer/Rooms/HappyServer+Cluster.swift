@@ -15,7 +15,14 @@ extension HappyServer {
 
     /// Events another node recorded: the local clients get them as they were broadcast there.
     func remoteEvents(_ events: RemoteEvents) {
-        guard let runtime = rooms[events.room], runtime.room != nil else { return }
+        guard let runtime = rooms[events.room], let room = runtime.room else { return }
+        // Events published while this node was not listening (a bus outage)
+        // are missing before these: the store still holds them, so read the
+        // room again instead of resyncing the clients and losing the history.
+        if events.epoch == room.epoch, let first = events.events.first?.seq, first > room.committed.seq + 1 {
+            storeWorker.refresh(events.room)
+            return
+        }
         advance(runtime, to: StoredRoom(name: events.room, epoch: events.epoch, seq: events.seq,
                                         scene: events.scene, history: events.events))
     }

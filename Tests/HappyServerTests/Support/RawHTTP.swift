@@ -14,7 +14,8 @@ enum RawHTTP {
                  timeout: timeout)
     }
 
-    /// Sends `request` and reads until the server closes or `timeout` passes.
+    /// Sends `request` and reads the response: `Content-Length` bytes, or up to
+    /// the server's close (a response that neither ends nor closes throws).
     static func send(port: Int, _ request: String, timeout: Double = 5) throws -> Response {
         let socket = try RawSocket(port: port, timeout: timeout)
         try socket.send(request)
@@ -26,7 +27,11 @@ enum RawHTTP {
         if let length = contentLength(response.head) {
             body = socket.read(count: length) ?? []
         } else {
-            body = socket.readToEnd()
+            let rest = socket.readToEnd()
+            guard rest.ending.peerClosed else {
+                throw RawSocket.failure("the response to \(request.prefix(80)) did not end: \(rest.ending)")
+            }
+            body = rest.bytes
         }
         return Response(status: response.status, head: response.head, body: String(decoding: body, as: UTF8.self))
     }

@@ -77,11 +77,29 @@ final class RawSocket {
         }
     }
 
-    /// Everything until the peer closes (or the timeout passes).
-    func readToEnd() -> [UInt8] {
+    /// How the last read that got nothing ended.
+    enum Ending: Equatable {
+        /// The peer closed the connection (FIN).
+        case closed
+        /// The peer reset the connection (RST).
+        case reset
+        /// Nothing came within the receive timeout: the connection may still be open.
+        case timedOut
+        case failed(errno: Int32)
+
+        /// The peer ended the connection, one way or the other.
+        var peerClosed: Bool { self == .closed || self == .reset }
+    }
+
+    private var lastEnding = Ending.timedOut
+
+    /// Everything until the peer closes or resets the connection, or until
+    /// nothing more arrives within the receive timeout; and which of these
+    /// ended the read (empty bytes alone cannot tell a close from a hang).
+    func readToEnd() -> (bytes: [UInt8], ending: Ending) {
         while fill() {}
         defer { buffered.removeAll() }
-        return buffered
+        return (buffered, lastEnding)
     }
 
     /// How the peer ended the connection.
@@ -120,7 +138,13 @@ final class RawSocket {
     private func fill() -> Bool {
         var chunk = [UInt8](repeating: 0, count: 16384)
         let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return false }
+        guard count > 0 else {
+            let error = errno
+            lastEnding = count == 0 ? .closed
+                : error == ECONNRESET ? .reset
+                : error == EAGAIN || error == EWOULDBLOCK ? .timedOut : .failed(errno: error)
+            return false
+        }
         buffered.append(contentsOf: chunk[..<count])
         return true
     }

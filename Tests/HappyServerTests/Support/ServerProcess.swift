@@ -108,7 +108,7 @@ final class ServerProcess: @unchecked Sendable {
             // Leave a trace of what the server was doing when it would not stop.
             print("happyserver \(process.processIdentifier) did not stop within \(timeout) s; its log:\n\(logText)")
             Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            guard Self.waitForExit(process) else { return -1 }
         }
         return process.terminationStatus
     }
@@ -117,7 +117,18 @@ final class ServerProcess: @unchecked Sendable {
     func kill() {
         guard let process, process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        Self.waitForExit(process)
+    }
+
+    /// Waits up to `seconds` for a killed process to be seen gone. Not
+    /// `waitUntilExit`: it waits for ever when Foundation misses the exit of
+    /// a child that crashed, and a test must end.
+    @discardableResult
+    private static func waitForExit(_ process: Process, seconds: Double = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { print("process \(process.processIdentifier) not seen gone \(seconds) s after SIGKILL") }
+        return !process.isRunning
     }
 
     var isRunning: Bool { process?.isRunning ?? false }

@@ -33,6 +33,8 @@ final class TestClient {
     private(set) var failure: String?
     /// The exact text of the welcome, once `join` has read it.
     private(set) var welcomeText: String?
+    /// Pings sent by `drainUntilPong`, for unique ids.
+    private var sentinels = 0
 
     init(url: String, query: [(String, String?)] = [], options: WebSocketOptions = WebSocketOptions(),
          loop: ClientLoop = sharedClientLoop) {
@@ -101,7 +103,35 @@ final class TestClient {
         return isClosed ? .some(closeCode) : nil
     }
 
-    /// Everything received within `seconds`, including kept messages.
+    /// Everything received up to the answer to a ping sent now, including
+    /// kept messages, without the pong. The server answers a ping in its
+    /// place after everything it queued for this client before reading it,
+    /// so this is all of that, and proves nothing of it is still on the way.
+    /// Nil when no pong came within `timeout`.
+    func drainUntilPong(timeout: Double = 5) -> [JSONValue]? {
+        sentinels += 1
+        let id = "sentinel-\(sentinels)"
+        send(json: ["type": "ping", "id": id])
+        var all = skipped.map(\.json)
+        skipped.removeAll()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline, let message = receive(timeout: deadline.timeIntervalSinceNow) {
+            if message.type == "pong", message.json["id"]?.stringValue == id { return all }
+            all.append(message.json)
+        }
+        return nil
+    }
+
+    /// Everything the connection carried before its close, once closed; nil
+    /// while it is open (more may still come).
+    func messagesBeforeClose() -> [JSONValue]? {
+        guard isClosed else { return nil }
+        defer { skipped.removeAll() }
+        return skipped.map(\.json)
+    }
+
+    /// Everything received within `seconds`, including kept messages (with
+    /// `seconds` 0 only the kept ones: nothing is read).
     func drain(for seconds: Double) -> [JSONValue] {
         var all = skipped.map(\.json)
         skipped.removeAll()
