@@ -37,7 +37,7 @@ final class CloseCodeTests: XCTestCase {
             XCTAssertEqual(client.waitForClose(), .some(1008), label)
             XCTAssertTrue(client.didOpen, "\(label): the upgrade completes before the close")
             XCTAssertTrue(client.closeReason.contains(query[0].0), "\(label): the reason names the \(query[0].0): \(client.closeReason)")
-            XCTAssertEqual(client.drain(for: 0).count, 0, "\(label): no welcome")
+            XCTAssertEqual(client.messagesBeforeClose()?.count, 0, "\(label): no welcome")
         }
         let (_, welcome) = try TestClient.join(server, room: String(repeating: "r", count: 64),
                                                name: String(repeating: "é", count: 32))
@@ -104,7 +104,7 @@ final class CloseCodeTests: XCTestCase {
         let (client, _) = try TestClient.join(server)
         for index in 0..<20 { client.intent("dragon.toggleHidden", id: "t\(index)") }
         XCTAssertEqual(client.waitForClose(), .some(1008))
-        let received = client.drain(for: 0)
+        let received = try XCTUnwrap(client.messagesBeforeClose(), "closed")
         let errors = received.filter { $0["type"]?.stringValue == "error" }
         XCTAssertEqual(errors.count, 5, "every refused message before the close is answered: \(received)")
         XCTAssertTrue(errors.allSatisfy { $0["code"]?.stringValue == "rate_limited" })

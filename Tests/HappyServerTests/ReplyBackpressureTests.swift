@@ -36,9 +36,8 @@ final class ReplyBackpressureTests: XCTestCase {
         XCTAssertEqual(acked, (0..<count).map { "b\($0)" }, "every intent answered once, in order")
         XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/state").json?["seq"]?.intValue, count)
 
-        let metrics = try MetricsText.read(server)
-        XCTAssertGreaterThanOrEqual(metrics["happy_read_pauses_total"] ?? 0, 1, "the burst paused reading")
-        XCTAssertEqual(metrics["happy_slow_reader_closes_total"], 0)
+        XCTAssertGreaterThanOrEqual(try server.metric("happy_read_pauses_total"), 1, "the burst paused reading")
+        XCTAssertEqual(try server.metric("happy_slow_reader_closes_total"), 0)
         XCTAssertFalse(server.logText.contains("dropping client"), server.logText.suffix(2000).description)
         XCTAssertLessThanOrEqual(server.logText.components(separatedBy: "reading paused").count - 1, 1,
                                  "the pause is logged once per client")
@@ -63,9 +62,8 @@ final class ReplyBackpressureTests: XCTestCase {
 
         let left = try XCTUnwrap(watcher.next(type: "presence", timeout: 30), "the mute client was not dropped; watcher closed: \(watcher.isClosed) \(String(describing: watcher.closeCode)) \(watcher.closeReason)\n\(server.logText.suffix(3000))")
         XCTAssertEqual(left["left"]?["name"]?.stringValue, "mute")
-        let metrics = try MetricsText.read(server)
-        XCTAssertEqual(metrics["happy_read_pauses_total"], 1, "paused once, never resumed: it read nothing")
-        XCTAssertEqual(metrics["happy_slow_reader_closes_total"], 1)
+        XCTAssertEqual(try server.metric("happy_read_pauses_total"), 1, "paused once, never resumed: it read nothing")
+        XCTAssertEqual(try server.metric("happy_slow_reader_closes_total"), 1)
         let log = server.logText
         XCTAssertEqual(log.components(separatedBy: "reading paused").count - 1, 1, log.suffix(3000).description)
         XCTAssertEqual(log.components(separatedBy: "dropping client").count - 1, 1, log.suffix(3000).description)

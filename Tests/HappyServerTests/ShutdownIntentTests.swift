@@ -146,7 +146,7 @@ final class ShutdownIntentTests: XCTestCase {
         }
         run.closeCode = client.waitForClose(timeout: 10)
         run.closedAt = Date()
-        for message in client.drain(for: 0) { record(message, in: &run) }
+        for message in client.messagesBeforeClose() ?? [] { record(message, in: &run) }
         return run
     }
 

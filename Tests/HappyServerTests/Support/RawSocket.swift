@@ -81,7 +81,8 @@ final class RawSocket {
     enum Ending: Equatable {
         /// The peer closed the connection (FIN).
         case closed
-        /// The peer reset the connection (RST).
+        /// The peer reset the connection (RST): whatever it had sent that
+        /// was not read yet may be lost.
         case reset
         /// Nothing came within the receive timeout: the connection may still be open.
         case timedOut
@@ -102,15 +103,6 @@ final class RawSocket {
         return (buffered, lastEnding)
     }
 
-    /// How the peer ended the connection.
-    enum Ending: Equatable {
-        /// An orderly close (FIN).
-        case closed
-        /// A reset: whatever the peer had sent but we had not read may be lost.
-        case reset
-        case timedOut
-    }
-
     /// Whether the peer has closed or reset the connection, without reading
     /// or waiting.
     func hasEnded() -> Bool {
@@ -128,8 +120,9 @@ final class RawSocket {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { return .closed }
             if count < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                return .reset
+                let error = errno
+                if error == EAGAIN || error == EWOULDBLOCK || error == EINTR { continue }
+                return error == ECONNRESET ? .reset : .failed(errno: error)
             }
         }
         return .timedOut
