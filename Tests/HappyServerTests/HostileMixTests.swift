@@ -73,17 +73,21 @@ final class HostileMixTests: XCTestCase {
         let maxLatency = latencies.max() ?? 0
         latencies.sort()
         let median = latencies.isEmpty ? 0 : latencies[latencies.count / 2]
+        let p95 = latencies.isEmpty ? 0 : latencies[latencies.count * 95 / 100]
         let mb = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1e6) }
         print("hostile mix, \(Int(Self.seconds)) s: server RSS baseline \(mb(baseline)), min \(mb(samples.min() ?? 0)), "
               + "max \(mb(samples.max() ?? 0)), bound \(mb(bound)); steady client: \(acked) acks, median "
-              + String(format: "%.0f ms, max %.0f ms; ", median * 1000, maxLatency * 1000) + stats.summary)
+              + String(format: "%.0f ms, p95 %.0f ms, max %.0f ms; ", median * 1000, p95 * 1000, maxLatency * 1000) + stats.summary)
         // A sample of 0 means /proc could not be read: the bound would then prove nothing.
         XCTAssertGreaterThanOrEqual(samples.count, Int(Self.seconds / 2), "the sampler fell behind")
         XCTAssertGreaterThan(samples.min() ?? 0, 1_000_000, "server RSS samples: \(samples.map(mb))")
         XCTAssertLessThan(samples.max() ?? 0, bound, "server RSS samples: \(samples.map(mb))")
         // One intent per 100 ms plus its round trip (about 25 ms here): at least 4 a second.
         XCTAssertGreaterThanOrEqual(acked, Int(Self.seconds * 4), "the well-behaved client was starved")
-        XCTAssertLessThan(maxLatency, 1, "an ack took too long")
+        // Typically 25 ms; the bounds leave room for a stall of the busy
+        // two-core machine, yet catch a client that waits behind the mix.
+        XCTAssertLessThan(p95, 0.5, "acks were slow for the well-behaved client")
+        XCTAssertLessThan(maxLatency, 3, "an ack took too long")
         XCTAssertTrue(server.isRunning)
 
         let metrics = try server.metricsText()
