@@ -342,11 +342,8 @@ def count_dark(image, box):
     return sum(ImageChops.lighter(ImageChops.lighter(red, green), blue).histogram()[:100])
 
 
-class CanvasMatchesServerFrame(unittest.TestCase):
-    """The page's composite drawing against /frame/scene.png of the same state and wave phase, view by
-    view: in each of the face, heart and dragon boxes, the share of strongly differing pixels must stay
-    within the view's bound (view_diff). Defects planted on one side (a face 10 % larger, no mouth, a
-    dragon 10 px off, a heart filled 0.1 lower) show that the comparison rejects them, in that view only."""
+class OnePageWithItsServer(unittest.TestCase):
+    """A server and one browser page on it, named 'painter', shared by the tests of a class."""
 
     @classmethod
     def setUpClass(cls):
@@ -359,6 +356,13 @@ class CanvasMatchesServerFrame(unittest.TestCase):
     def tearDownClass(cls):
         cls.driver.quit()
         cls.server.close()
+
+
+class CanvasMatchesServerFrame(OnePageWithItsServer):
+    """The page's composite drawing against /frame/scene.png of the same state and wave phase, view by
+    view: in each of the face, heart and dragon boxes, the share of strongly differing pixels must stay
+    within the view's bound (view_diff). Defects planted on one side (a face 10 % larger, no mouth, a
+    dragon 10 px off, a heart filled 0.1 lower) show that the comparison rejects them, in that view only."""
 
     def room(self, prefix, intents):
         room = new_room(prefix)
@@ -430,22 +434,10 @@ class CanvasMatchesServerFrame(unittest.TestCase):
         self.assert_rejected("heart rate -0.1", "heart", frame_intents=known_state(rate=0.25))
 
 
-class PageClipsEachView(unittest.TestCase):
+class PageClipsEachView(OnePageWithItsServer):
     """The page draws each view only inside its own box, in the composite (happy.snapshot, and the
     scene canvas beside the server's frame) as on its own canvas: a face at scale 2 leaves the heart
     alone, and a heart outline 20 wide stays in the heart's box."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.server = support.Server().start()
-        cls.driver = support.browser()
-        cls.driver.get(cls.server.base + "/")
-        cls.driver.execute_script("localStorage.setItem('happy.name', 'painter')")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.driver.quit()
-        cls.server.close()
 
     def open_with(self, intents):
         room = new_room("clip")
