@@ -59,22 +59,19 @@ final class FrameAccessTests: XCTestCase {
 
     func testATokenForAnotherRoomIs403AndNoTokenIs401() throws {
         let token = try TokenMinter.mint(server, subject: "pat", role: "player", room: "art")
-        let other = try frame("room=gallery&token=\(token)")
-        XCTAssertEqual(other.status, 403)
-        XCTAssertEqual(other.json?["code"]?.stringValue, "forbidden")
-        let otherStream = try stream("room=gallery&token=\(token)")
-        XCTAssertEqual(otherStream.status, 403)
-        XCTAssertEqual(JSONValue.parse(otherStream.body)["code"]?.stringValue, "forbidden")
-
-        let none = try frame("room=art")
-        XCTAssertEqual(none.status, 401)
-        XCTAssertEqual(none.json?["code"]?.stringValue, "unauthorized")
-        let noneStream = try stream("room=art")
-        XCTAssertEqual(noneStream.status, 401)
-        XCTAssertEqual(JSONValue.parse(noneStream.body)["code"]?.stringValue, "unauthorized")
+        try assertRefused("room=gallery&token=\(token)", status: 403, code: "forbidden")
+        try assertRefused("room=art", status: 401, code: "unauthorized")
         XCTAssertEqual(try frame("room=art&token=not.a.token").status, 401)
+        XCTAssertEqual(try server.metric("happy_frame_streams"), 0, "no refused stream stays open")
+    }
 
-        let metrics = try HTTP.get("\(server.httpBase)/metrics").text
-        XCTAssertTrue(metrics.contains("\nhappy_frame_streams 0\n"), "no refused stream stays open:\n\(metrics)")
+    /// `/frame` and `/stream` both refuse `query` with `status` and the error `code`.
+    private func assertRefused(_ query: String, status: Int, code: String, line: UInt = #line) throws {
+        let framed = try frame(query)
+        XCTAssertEqual(framed.status, status, "/frame?\(query)", line: line)
+        XCTAssertEqual(framed.json?["code"]?.stringValue, code, "/frame?\(query)", line: line)
+        let streamed = try stream(query)
+        XCTAssertEqual(streamed.status, status, "/stream?\(query)", line: line)
+        XCTAssertEqual(JSONValue.parse(streamed.body)["code"]?.stringValue, code, "/stream?\(query)", line: line)
     }
 }

@@ -118,14 +118,12 @@ final class Connection: Attachment {
         requestWritable(now: stalledSince)
     }
 
-    /// Stops reading the client's messages; returns true the first time ever.
-    @discardableResult
-    func pauseReading() -> Bool {
-        guard !readingPaused, !isClosed else { return false }
+    /// Stops reading the client's messages until `resumeReading`.
+    func pauseReading() {
+        guard !readingPaused, !isClosed else { return }
         readingPaused = true
+        hasPausedReading = true
         lws_rx_flow_control(wsi, 0)
-        defer { hasPausedReading = true }
-        return !hasPausedReading
     }
 
     func resumeReading() {

@@ -16,11 +16,7 @@ extension HappyServer {
         let filter = arguments.assumingMemoryBound(to: lws_filter_network_conn_args.self)
         let address = Self.addressText(filter.pointee.cli_addr)
         if trustedProxies.trusts(address) { return 0 }
-        let cap = config.limits.maxConnectionsPerAddress
-        if cap > 0, connectionsByAddress[address, default: 0] >= cap {
-            noteRefusal(of: address, cap: cap)
-            return 1
-        }
+        if isAtCap(address) { return 1 }
         acceptedAddresses[fd] = address
         return 0
     }
@@ -37,11 +33,7 @@ extension HappyServer {
         let client = trustedProxies.clientAddress(peer: peer, forwardedFor: LWSHeaders.value(wsi, WSI_TOKEN_X_FORWARDED_FOR))
         if counted == client { return (client, true) }
         uncount(wsi)
-        let cap = config.limits.maxConnectionsPerAddress
-        if cap > 0, connectionsByAddress[client, default: 0] >= cap {
-            noteRefusal(of: client, cap: cap)
-            return (client, false)
-        }
+        if isAtCap(client) { return (client, false) }
         addressByConnection[wsi] = client
         connectionsByAddress[client, default: 0] += 1
         return (client, true)
@@ -50,6 +42,15 @@ extension HappyServer {
     /// The client address a connection is counted under, else its peer address.
     func clientAddress(_ wsi: OpaquePointer) -> String {
         addressByConnection[wsi] ?? LWSHeaders.peerAddress(wsi)
+    }
+
+    /// Whether `address` already holds `maxConnectionsPerAddress` connections
+    /// (counted as a refusal, logged the first few times).
+    private func isAtCap(_ address: String) -> Bool {
+        let cap = config.limits.maxConnectionsPerAddress
+        guard cap > 0, connectionsByAddress[address, default: 0] >= cap else { return false }
+        noteRefusal(of: address, cap: cap)
+        return true
     }
 
     private func noteRefusal(of address: String, cap: Int) {

@@ -41,7 +41,7 @@ extension HappyServer {
         case .overAddressCap:
             (status, message) = (429, "too many connections from \(client)")
         }
-        return lws_return_http_status(wsi, status, message) != 0 ? -1 : 1
+        return refuseUpgrade(wsi, status: status, message)
     }
 }
 

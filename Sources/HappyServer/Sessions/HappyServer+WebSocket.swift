@@ -25,19 +25,20 @@ extension HappyServer {
         let allowed = path == "/ws" || (path == "/echo" && config.conformance.echo)
         if !allowed {
             metrics.countRefusal("path")
-            return refuseHTTP(wsi, status: HTTP_STATUS_NOT_FOUND, "no WebSocket endpoint at \(path)")
+            return refuseUpgrade(wsi, status: UInt32(HTTP_STATUS_NOT_FOUND.rawValue), "no WebSocket endpoint at \(path)")
         }
         if !config.auth.allowedOrigins.isEmpty, let origin = LWSHeaders.value(wsi, WSI_TOKEN_ORIGIN),
            !config.auth.allowedOrigins.contains(origin) {
             metrics.countRefusal("origin")
             logger.info("refused", ["reason": "origin", "origin": origin, "peer": clientAddress(wsi)])
-            return refuseHTTP(wsi, status: HTTP_STATUS_FORBIDDEN, "origin not allowed")
+            return refuseUpgrade(wsi, status: UInt32(HTTP_STATUS_FORBIDDEN.rawValue), "origin not allowed")
         }
         return 0
     }
 
-    private func refuseHTTP(_ wsi: OpaquePointer, status: http_status, _ message: String) -> Int32 {
-        lws_return_http_status(wsi, UInt32(status.rawValue), message) != 0 ? -1 : 1
+    /// Answers an upgrade request with an HTTP status instead of the handshake.
+    func refuseUpgrade(_ wsi: OpaquePointer, status: UInt32, _ message: String) -> Int32 {
+        lws_return_http_status(wsi, status, message) != 0 ? -1 : 1
     }
 
     func established(_ wsi: OpaquePointer) -> Int32 {

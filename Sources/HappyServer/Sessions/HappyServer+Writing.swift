@@ -45,11 +45,15 @@ extension HappyServer {
     }
 
     /// TCP backpressure for a client that sends faster than it reads its replies.
+    /// Each pause is counted; only a client's first is logged.
     private func pauseReading(_ connection: Connection) {
-        guard connection.pauseReading() else { return }
+        guard !connection.readingPaused, !connection.isClosed else { return }
+        if !connection.hasPausedReading {
+            logger.info("reading paused until the client reads its replies",
+                        ["id": connection.participant.id, "queued": "\(connection.outbox.queuedBytes)"])
+        }
+        connection.pauseReading()
         metrics.readPauses += 1
-        logger.info("reading paused until the client reads its replies",
-                    ["id": connection.participant.id, "queued": "\(connection.outbox.queuedBytes)"])
     }
 
     // MARK: writing
