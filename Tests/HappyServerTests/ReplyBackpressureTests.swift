@@ -62,7 +62,9 @@ final class ReplyBackpressureTests: XCTestCase {
 
         let left = try XCTUnwrap(watcher.next(type: "presence", timeout: 30), "the mute client was not dropped; watcher closed: \(watcher.isClosed) \(String(describing: watcher.closeCode)) \(watcher.closeReason)\n\(server.logText.suffix(3000))")
         XCTAssertEqual(left["left"]?["name"]?.stringValue, "mute")
-        XCTAssertEqual(try server.metric("happy_read_pauses_total"), 1, "paused once, never resumed: it read nothing")
+        // Until the kernel's socket buffers are full its acks still drain, so
+        // reading may resume and pause again a few times; it is logged once.
+        XCTAssertGreaterThanOrEqual(try server.metric("happy_read_pauses_total"), 1, "its unread acks paused reading")
         XCTAssertEqual(try server.metric("happy_slow_reader_closes_total"), 1)
         let log = server.logText
         XCTAssertEqual(log.components(separatedBy: "reading paused").count - 1, 1, log.suffix(3000).description)
