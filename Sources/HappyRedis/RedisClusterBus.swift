@@ -104,7 +104,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
             if ready & 2 != 0 { drainWake() }
             applyCommands()
             if ready & 1 != 0 { readMessages() }
-            if Clock.monotonicSeconds() - lastHeartbeat >= Self.heartbeat { heartbeat() }
+            if SystemTime.monotonicSeconds() - lastHeartbeat >= Self.heartbeat { heartbeat() }
         }
         applyCommands()  // last leaves of a clean shutdown
         subscriber?.close()
@@ -209,7 +209,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
     }
 
     private func expiry() -> String {
-        String(Clock.wallMilliseconds() + Int64(Self.presenceTTL * 1000))
+        String(SystemTime.wallMilliseconds() + Int64(Self.presenceTTL * 1000))
     }
 
     /// Renews this node's clients of `room` and reports everyone else there.
@@ -219,7 +219,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
             for p in (localMembers[room] ?? [:]).values {
                 try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])
             }
-            let now = String(Clock.wallMilliseconds())
+            let now = String(SystemTime.wallMilliseconds())
             let others = try commandConnection.command(["ZRANGEBYSCORE", Self.membersKey(room), now, "+inf"]).elements
                 .compactMap { $0.text.flatMap(participant) }
                 .filter { localMembers[room]?[$0.id] == nil }
@@ -231,10 +231,10 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
 
     /// Renews this node's clients everywhere and sweeps out the expired.
     private func heartbeat() {
-        lastHeartbeat = Clock.monotonicSeconds()
+        lastHeartbeat = SystemTime.monotonicSeconds()
         guard let commandConnection else { return }
         do {
-            let now = String(Clock.wallMilliseconds())
+            let now = String(SystemTime.wallMilliseconds())
             for room in watched {
                 for p in (localMembers[room] ?? [:]).values {
                     try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])

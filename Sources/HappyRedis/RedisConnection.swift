@@ -57,12 +57,12 @@ final class RedisConnection {
         let seconds = Int(timeout)
         let tv = timeval(tv_sec: seconds, tv_usec: Int((timeout - Double(seconds)) * 1_000_000))
         guard let context = redisConnectWithTimeout(url.host, Int32(url.port), tv) else {
-            throw StoreError("cannot reach Redis at \(url.host):\(url.port): out of memory")
+            throw StoreError(.unreachable, "cannot reach Redis at \(url.host):\(url.port): out of memory")
         }
         if context.pointee.err != 0 {
             let message = Self.errorText(context)
             redisFree(context)
-            throw StoreError("cannot reach Redis at \(url.host):\(url.port): \(message)")
+            throw StoreError(.unreachable, "cannot reach Redis at \(url.host):\(url.port): \(message)")
         }
         redisSetTimeout(context, tv)
         redisEnableKeepAlive(context)
@@ -70,12 +70,12 @@ final class RedisConnection {
         if let password = url.password, !password.isEmpty {
             if case .error(let message) = try command(["AUTH", password]) {
                 close()
-                throw StoreError("Redis refused the password of cluster.redis: \(message)")
+                throw StoreError(.setup, "Redis refused the password of cluster.redis: \(message)")
             }
         }
         if url.database != 0, case .error(let message) = try command(["SELECT", String(url.database)]) {
             close()
-            throw StoreError("Redis refused database \(url.database): \(message)")
+            throw StoreError(.setup, "Redis refused database \(url.database): \(message)")
         }
     }
 
@@ -105,14 +105,14 @@ final class RedisConnection {
 
     private func attempt(_ arguments: [[UInt8]]) throws(StoreError) -> RedisValue {
         if context == nil { try connect() }
-        guard let context else { throw StoreError("not connected to Redis") }
+        guard let context else { throw StoreError(.unreachable, "not connected to Redis") }
         let reply = Self.withArgv(arguments) { count, argv, lengths in
             redisCommandArgv(context, count, argv, lengths)
         }
         guard let reply else {
             let message = Self.errorText(context)
             close()
-            throw StoreError("Redis at \(url.host):\(url.port): \(message)")
+            throw StoreError(.unreachable, "Redis at \(url.host):\(url.port): \(message)")
         }
         defer { freeReplyObject(reply) }
         return Self.value(reply.assumingMemoryBound(to: redisReply.self))

@@ -67,7 +67,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     private func loadScript() throws(StoreError) {
         let reply = try connection.command(["SCRIPT", "LOAD", Self.commitScript])
         guard let sha = reply.text, case .bulk = reply else {
-            throw StoreError("Redis at \(url.host):\(url.port) did not load the commit script: \(reply)")
+            throw StoreError(.io, "Redis at \(url.host):\(url.port) did not load the commit script: \(reply)")
         }
         scriptSHA = sha
     }
@@ -87,7 +87,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         guard fields.count == 3, let epoch = fields[0].text else { return nil }
         guard let seq = fields[1].integer, let sceneText = fields[2].text,
               let json = try? JSONParser.parse(sceneText), let scene = Scene(json: json) else {
-            throw StoreError("room \(name) in Redis is damaged (happy:room:\(name) has no readable seq or scene)")
+            throw StoreError(.damaged, "room \(name) in Redis is damaged (happy:room:\(name) has no readable seq or scene)")
         }
         var history: [StoredEvent] = []
         if historySize > 0 {
@@ -142,7 +142,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
             scriptSHA = nil
             return try run(commit, token: token)
         case let other:
-            throw StoreError("Redis refused the commit of room \(commit.room): \(other)")
+            throw StoreError(.io, "Redis refused the commit of room \(commit.room): \(other)")
         }
     }
 

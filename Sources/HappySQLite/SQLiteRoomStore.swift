@@ -29,20 +29,20 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StoreError("cannot create the data directory \(directory): \(error.localizedDescription)")
+            throw StoreError(.setup, "cannot create the data directory \(directory): \(error.localizedDescription)")
         }
         guard access(directory, W_OK) == 0 else {
-            throw StoreError("the data directory \(directory) is not writable (\(String(cString: strerror(errno)))); "
+            throw StoreError(.setup, "the data directory \(directory) is not writable (\(String(cString: strerror(errno)))); "
                 + "fix its permissions or set another dataDir")
         }
         lock = try DataDirectoryLock(directory: directory)
         path = (directory as NSString).appendingPathComponent(Self.fileName)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw StoreError("\(path) is a directory, not a database; move it away")
+            throw StoreError(.setup, "\(path) is a directory, not a database; move it away")
         }
         if FileManager.default.fileExists(atPath: path), !FileManager.default.isReadableFile(atPath: path) {
-            throw StoreError("cannot read the database \(path): permission denied")
+            throw StoreError(.setup, "cannot read the database \(path): permission denied")
         }
         do {
             database = try SQLiteDatabase(path: path)
@@ -79,7 +79,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 "INSERT OR REPLACE INTO batches (room, last, first, events) VALUES (?1, ?2, ?3, ?4)")
             trimBatches = try database.prepare("DELETE FROM batches WHERE room = ?1 AND last <= ?2")
         } catch {
-            throw StoreError("cannot use the database \(path): \(error). "
+            throw StoreError(.setup, "cannot use the database \(path): \(error). "
                 + "If it is damaged, restore it from a backup or move it away to start with empty rooms.")
         }
     }
@@ -118,7 +118,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             }
             return StoredRoom(name: name, epoch: epoch, seq: seq, scene: scene, history: history)
         } catch {
-            throw StoreError("reading room \(name) from \(path): \(error)")
+            throw StoreError(.io, "reading room \(name) from \(path): \(error)")
         }
     }
 
@@ -135,7 +135,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 throw error
             }
         } catch {
-            throw StoreError("writing to \(path): \(error)")
+            throw StoreError(.io, "writing to \(path): \(error)")
         }
         return []
     }
@@ -178,11 +178,11 @@ final class DataDirectoryLock {
         let path = (directory as NSString).appendingPathComponent("happy.lock")
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StoreError("cannot create \(path): \(String(cString: strerror(errno)))")
+            throw StoreError(.setup, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             Foundation.close(descriptor)
-            throw StoreError("another happyserver is using the data directory \(directory); stop it or choose another dataDir")
+            throw StoreError(.setup, "another happyserver is using the data directory \(directory); stop it or choose another dataDir")
         }
     }
 

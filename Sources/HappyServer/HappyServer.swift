@@ -24,7 +24,7 @@ public final class HappyServer: @unchecked Sendable {
     let metrics = Metrics()
     let inbox = WakeInbox()
     let storeWorker: StoreWorker
-    let startedAt = Clock.monotonicSeconds()
+    let startedAt = SystemTime.monotonicSeconds()
     /// Largest number of bytes coalesced into one socket write.
     static let writeBatchBytes = 32 * 1024
     /// Seconds a client has for its request headers (and handshake), and for a whole request body.
@@ -274,7 +274,7 @@ public final class HappyServer: @unchecked Sendable {
     func beginShutdown(signal: Int32) {
         guard !shuttingDown else { return }
         shuttingDown = true
-        shutdownDeadline = Clock.monotonicSeconds() + 3
+        shutdownDeadline = SystemTime.monotonicSeconds() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                            "connections": "\(connections.count)", "streams": "\(frameStreams.count)"])
     }
@@ -285,13 +285,13 @@ public final class HappyServer: @unchecked Sendable {
         if !closingClients && pipeline.isIdle {
             closingClients = true
             // Time to deliver what is recorded, then for the close handshakes.
-            shutdownDeadline = max(shutdownDeadline, Clock.monotonicSeconds() + 1 + Double(Self.closeAckSeconds))
+            shutdownDeadline = max(shutdownDeadline, SystemTime.monotonicSeconds() + 1 + Double(Self.closeAckSeconds))
             for connection in connections {
-                connection.close(code: CloseCode.goingAway, reason: "server shutting down", afterDrain: true)
+                connection.close(code: WebSocketCloseCode.goingAway, reason: "server shutting down", afterDrain: true)
             }
             endStreams()
         }
-        if (closingClients && connections.isEmpty && frameStreams.isEmpty) || Clock.monotonicSeconds() > shutdownDeadline {
+        if (closingClients && connections.isEmpty && frameStreams.isEmpty) || SystemTime.monotonicSeconds() > shutdownDeadline {
             stopped = true
         }
     }

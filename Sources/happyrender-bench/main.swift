@@ -93,12 +93,12 @@ for view in FrameView.allCases {
     for index in 0..<iterations {
         var state = standard
         state.step = index % 100
-        let start = Clock.monotonicSeconds()
+        let start = SystemTime.monotonicSeconds()
         do {
             let image = try renderer.render(view, state, width: size, height: size)
-            let drawn = Clock.monotonicSeconds()
+            let drawn = SystemTime.monotonicSeconds()
             bytes += try image.pngBytes().count
-            encodeSeconds += Clock.monotonicSeconds() - drawn
+            encodeSeconds += SystemTime.monotonicSeconds() - drawn
             renderSeconds += drawn - start
         } catch {
             fail("\(view.rawValue): \(error)")

@@ -66,7 +66,7 @@ struct TokenCommand {
         guard !secret.isEmpty else {
             throw ConfigError("auth.secret is empty: set it in the configuration (or pass --secret) to mint tokens")
         }
-        let expiresAt = ttl > 0 ? Clock.wallMilliseconds() / 1000 + ttl : nil
+        let expiresAt = ttl > 0 ? SystemTime.wallMilliseconds() / 1000 + ttl : nil
         let claims = AccessClaims(subject: subject!, role: role, room: room, expiresAt: expiresAt)
         return HMACSHA256.verifier(secret: secret).mint(claims)
     }

@@ -13,19 +13,19 @@ struct IntentPacer {
     init(limits: WelcomeLimits?, share: Double = 0.9, maxPerSecond: Double = .infinity, burst: Int? = nil) {
         let rate = max(1, min(maxPerSecond, (limits?.intentsPerSecond ?? 60) * share))
         let serverBurst = max(1, (limits?.intentBurst ?? 120) / 2)
-        bucket = TokenBucket(ratePerSecond: rate, burst: min(serverBurst, burst ?? serverBurst), now: Clock.monotonicSeconds())
+        bucket = TokenBucket(ratePerSecond: rate, burst: min(serverBurst, burst ?? serverBurst), now: SystemTime.monotonicSeconds())
     }
 
     var ratePerSecond: Double { bucket.ratePerSecond }
 
     mutating func waitForTurn() {
-        while !bucket.take(now: Clock.monotonicSeconds()) {
+        while !bucket.take(now: SystemTime.monotonicSeconds()) {
             Thread.sleep(forTimeInterval: 0.005)
         }
     }
 
     /// Takes a turn if there is one, without waiting.
     mutating func tryTurn() -> Bool {
-        bucket.take(now: Clock.monotonicSeconds())
+        bucket.take(now: SystemTime.monotonicSeconds())
     }
 }

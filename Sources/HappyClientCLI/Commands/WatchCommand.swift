@@ -74,11 +74,11 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
     }
 
     func session(_ session: HappySession, presence change: PresenceChange, text: String) {
-        console.out(json ? text : lines.presence(change, atMilliseconds: Clock.wallMilliseconds()))
+        console.out(json ? text : lines.presence(change, atMilliseconds: SystemTime.wallMilliseconds()))
     }
 
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
-        console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: Clock.wallMilliseconds()))
+        console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: SystemTime.wallMilliseconds()))
     }
 
     func session(_ session: HappySession, didReceiveError error: WireError) {

@@ -15,7 +15,7 @@ extension CommandContext {
             console.err("happyclient: play: needs a terminal (standard input and output must be a tty)")
             return ExitStatus.usage.rawValue
         }
-        let started = Clock.monotonicSeconds()
+        let started = SystemTime.monotonicSeconds()
         let (art, position) = fetchResources(artPath: options.artPath)
         if options.artPath != nil, case .failure(let reason) = art {
             console.err("happyclient: play: --art: \(reason)")
@@ -39,7 +39,7 @@ extension CommandContext {
             session.stop()
         }
         do {
-            try session.waitForWelcome(timeout: max(0.5, common.timeout - (Clock.monotonicSeconds() - started)))
+            try session.waitForWelcome(timeout: max(0.5, common.timeout - (SystemTime.monotonicSeconds() - started)))
         } catch {
             return fail(error)
         }

@@ -41,10 +41,10 @@ struct PlayLoop {
     /// Runs until quit; returns the exit status.
     mutating func run() -> Int32 {
         let frame = 1 / Double(framesPerSecond)
-        var nextFrame = Clock.monotonicSeconds()
+        var nextFrame = SystemTime.monotonicSeconds()
         var nextPing = nextFrame
         while true {
-            let now = Clock.monotonicSeconds()
+            let now = SystemTime.monotonicSeconds()
             if now >= nextPing {
                 session.ping { _ in }
                 nextPing = now + Self.pingInterval
@@ -53,7 +53,7 @@ struct PlayLoop {
                 draw()
                 nextFrame = max(nextFrame + frame, now + frame / 2)
             }
-            let ready = Poller.readable([0, wake.readEnd], timeout: nextFrame - Clock.monotonicSeconds())
+            let ready = Poller.readable([0, wake.readEnd], timeout: nextFrame - SystemTime.monotonicSeconds())
             if ready.contains(wake.readEnd) { wake.drain() }
             for number in signals.take() {
                 if number == SIGWINCH {

@@ -45,7 +45,7 @@ extension HappySession: WebSocketDelegate {
             geometry = SceneGeometry(welcome: json) ?? geometry
             limits = WelcomeLimits(welcome: json)
             if clockOffset == nil || bestPingTrip.isInfinite {
-                clockOffset = Double(welcome.serverTime) - Double(Clock.wallMilliseconds())
+                clockOffset = Double(welcome.serverTime) - Double(SystemTime.wallMilliseconds())
             }
             welcomed = true
             everWelcomed = true

@@ -42,6 +42,6 @@ public struct SessionSnapshot: Sendable {
 
     /// The server's clock now, in milliseconds, as far as the session can tell.
     public var estimatedServerTime: Int64 {
-        Int64((Double(Clock.wallMilliseconds()) + (clockOffsetMilliseconds ?? 0)).rounded())
+        Int64((Double(SystemTime.wallMilliseconds()) + (clockOffsetMilliseconds ?? 0)).rounded())
     }
 }

@@ -16,8 +16,9 @@ public enum CloseFrame {
     }
 
     /// A whole unmasked close frame (server to client) with `code` and `reason`.
-    public static func frame(code: UInt16, reason: String) -> [UInt8] {
+    public static func frame(code: WebSocketCloseCode, reason: String) -> [UInt8] {
         let reason = reasonBytes(reason)
-        return [0x88, UInt8(2 + reason.count), UInt8(code >> 8), UInt8(code & 0xff)] + reason
+        let value = code.rawValue
+        return [0x88, UInt8(2 + reason.count), UInt8(value >> 8), UInt8(value & 0xff)] + reason
     }
 }

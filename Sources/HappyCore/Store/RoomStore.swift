@@ -64,8 +64,24 @@ public struct CommitConflict: Equatable, Sendable {
 
 /// Why a store could not do what was asked.
 public struct StoreError: Error, Equatable, CustomStringConvertible {
+    /// What went wrong, for metrics and for deciding what an operator must do.
+    public enum Kind: String, Sendable {
+        /// The data directory or database cannot be used as configured (fix the config or the files).
+        case setup
+        /// The store cannot be reached right now (a network store); it may come back.
+        case unreachable
+        /// A read or write failed (disk full, I/O error, a refused command).
+        case io
+        /// Stored data cannot be read back as a room.
+        case damaged
+    }
+
+    public let kind: Kind
     public let message: String
-    public init(_ message: String) { self.message = message }
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
     public var description: String { message }
 }
 

@@ -61,7 +61,7 @@ final class FrameProducer {
             let renderer = self.renderer, inbox = self.inbox
             let owner = ServiceThreadReference(self)
             DispatchQueue.global(qos: .userInitiated).async {
-                let started = Clock.monotonicSeconds()
+                let started = SystemTime.monotonicSeconds()
                 let result: Result<[UInt8], RenderError>
                 do throws(RenderError) {
                     result = .success(try renderer.png(job.key.view, job.state,
@@ -69,7 +69,7 @@ final class FrameProducer {
                 } catch {
                     result = .failure(error)
                 }
-                let seconds = Clock.monotonicSeconds() - started
+                let seconds = SystemTime.monotonicSeconds() - started
                 inbox.post(.task(ServiceThreadTask { owner.object.finished(job.key, result, seconds: seconds) }))
             }
         }

@@ -25,14 +25,14 @@ extension HappyServer {
         // Headers are only readable while lws is in this callback.
         let ifNoneMatch = LWSHeaders.value(exchange.wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
         let runtime = runtime(for: name)
-        runtime.idleSince = Clock.monotonicSeconds()
+        runtime.idleSince = SystemTime.monotonicSeconds()
         runtime.whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
             guard let room = runtime.room, let frames = self.frames else {
                 return self.respondUnloaded(exchange, runtime)
             }
             let step = request.view.animates
-                ? request.phase ?? WaveClock.step(atMilliseconds: Clock.wallMilliseconds()) : 0
+                ? request.phase ?? WaveClock.step(atMilliseconds: SystemTime.wallMilliseconds()) : 0
             let key = FrameKey(room: name, epoch: room.epoch, seq: room.committed.seq, view: request.view,
                                width: request.width, height: request.height, step: step)
             let etag = key.etag

@@ -18,7 +18,7 @@ extension HappyServer {
                                 "too many frame streams: \(config.limits.maxClients) open")
         }
         let runtime = runtime(for: name)
-        runtime.idleSince = Clock.monotonicSeconds()
+        runtime.idleSince = SystemTime.monotonicSeconds()
         runtime.whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
             guard runtime.room != nil else { return self.respondUnloaded(exchange, runtime) }
@@ -31,7 +31,7 @@ extension HappyServer {
     }
 
     private func openStream(_ exchange: HTTPExchange, _ runtime: RoomRuntime, _ request: FrameQuery) {
-        let stream = FrameStream(exchange: exchange, runtime: runtime, query: request, now: Clock.monotonicSeconds())
+        let stream = FrameStream(exchange: exchange, runtime: runtime, query: request, now: SystemTime.monotonicSeconds())
         exchange.streamWriter = { [weak self] _ in self?.writeStream(stream) ?? -1 }
         exchange.onClose = { [weak self] _ in self?.closeStream(stream) }
         frameStreams.append(stream)
@@ -54,7 +54,7 @@ extension HappyServer {
         stream.exchange.streamWriter = nil
         frameStreams.removeAll { $0 === stream }
         stream.runtime.frameStreams.removeAll { $0 === stream }
-        stream.runtime.idleSince = Clock.monotonicSeconds()
+        stream.runtime.idleSince = SystemTime.monotonicSeconds()
     }
 
     // MARK: frames
@@ -62,7 +62,7 @@ extension HappyServer {
     /// Asks for a new frame when what the stream's view shows has changed.
     func refresh(_ stream: FrameStream) {
         guard let frames, let room = stream.runtime.room, !stream.ending, !stream.exchange.isClosed else { return }
-        let step = stream.animates ? WaveClock.step(atMilliseconds: Clock.wallMilliseconds()) : 0
+        let step = stream.animates ? WaveClock.step(atMilliseconds: SystemTime.wallMilliseconds()) : 0
         let state = FrameState(scene: room.committed.scene, dragonStatus: stream.runtime.dragonStatus, step: step)
         let relevant = state.relevant(to: stream.view)
         guard relevant != stream.shown else { return }
@@ -77,7 +77,7 @@ extension HappyServer {
             switch result {
             case .success(let png):
                 stream.deliveredSerial = serial
-                if stream.enqueue(png, now: Clock.monotonicSeconds()) { self.metrics.streamFramesReplaced += 1 }
+                if stream.enqueue(png, now: SystemTime.monotonicSeconds()) { self.metrics.streamFramesReplaced += 1 }
                 if stream.headersSent { lws_callback_on_writable(stream.exchange.wsi) }
             case .failure:
                 if serial == stream.requestSerial { stream.shown = nil }  // try again on the next tick or change
@@ -107,7 +107,7 @@ extension HappyServer {
     /// (skipping those still holding an unsent frame) and sleeps until the next.
     func streamTick() {
         streamTickDue = nil
-        let now = Clock.monotonicSeconds()
+        let now = SystemTime.monotonicSeconds()
         var earliest = Double.infinity
         for stream in frameStreams where stream.animates && !stream.ending {
             if stream.nextWaveAt <= now + 0.001 {
@@ -124,7 +124,7 @@ extension HappyServer {
         guard let context else { return }
         if let due = streamTickDue, due <= time { return }
         streamTickDue = time
-        let delay = max(0, time - Clock.monotonicSeconds())
+        let delay = max(0, time - SystemTime.monotonicSeconds())
         lws_sul_schedule(context, 0, &streamTimer.pointee.sul, happyStreamTickCallback, lws_usec_t(delay * 1_000_000))
     }
 
@@ -158,7 +158,7 @@ extension HappyServer {
         }
         guard length > 0 else { return 0 }
         if lws_write(wsi, base, length, lws_write_protocol(UInt32(mode))) != length { return -1 }
-        stream.stalledSince = Clock.monotonicSeconds()
+        stream.stalledSince = SystemTime.monotonicSeconds()
         if stream.hasWork { lws_callback_on_writable(wsi) }
         return 0
     }

@@ -34,7 +34,7 @@ extension HappyServer {
         guard let (method, path) = LWSHeaders.methodAndPath(wsi) else { return -1 }
         let (screen, client) = screenRequest(wsi)
         let exchange = HTTPExchange(wsi: wsi, method: method, path: path, query: LWSHeaders.queryArguments(wsi),
-                                    peerAddress: client, startedAt: Clock.monotonicSeconds())
+                                    peerAddress: client, startedAt: SystemTime.monotonicSeconds())
         attach(exchange)
         if let refusal = refusal(of: exchange, screen) {
             // The body, if any, is not read, and after a cut request line the framing is unknown.
@@ -83,7 +83,7 @@ extension HappyServer {
     func httpBody(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let exchange = exchange(of: wsi), let input else { return 0 }
         guard exchange.body.count + length <= maxRequestBody else { return -1 }
-        if Clock.monotonicSeconds() - exchange.startedAt > Self.requestTimeoutSeconds {
+        if SystemTime.monotonicSeconds() - exchange.startedAt > Self.requestTimeoutSeconds {
             metrics.countRefusal("slowBody")
             logger.info("dropping slow request body", ["peer": exchange.peerAddress, "path": exchange.route,
                                                       "received": "\(exchange.body.count)"])

@@ -54,7 +54,7 @@ extension HappyServer {
         guard let role = httpAccess(exchange, room: name) else { return }
         _ = role
         let runtime = runtime(for: name)
-        runtime.idleSince = Clock.monotonicSeconds()
+        runtime.idleSince = SystemTime.monotonicSeconds()
         runtime.whenReady { [self] runtime in
             guard !exchange.isClosed else { return }
             guard let room = runtime.room else {
@@ -106,7 +106,7 @@ extension HappyServer {
             return fail(WireError(.forbidden, refusal, id: intent.id))
         }
         let runtime = runtime(for: name)
-        runtime.idleSince = Clock.monotonicSeconds()
+        runtime.idleSince = SystemTime.monotonicSeconds()
         let sender = Participant(id: "http", name: senderName)
         runtime.whenReady { [self] runtime in
             guard !exchange.isClosed else { return }
@@ -124,7 +124,7 @@ extension HappyServer {
 
     /// One token from the bucket of a client address (HTTP intents).
     private func takeHTTPToken(_ address: String) -> Bool {
-        let now = Clock.monotonicSeconds()
+        let now = SystemTime.monotonicSeconds()
         var entry = httpRateLimits[address]
             ?? HTTPRateLimit(bucket: TokenBucket(ratePerSecond: config.limits.intentsPerSecond,
                                                  burst: config.limits.intentBurst, now: now), lastUsed: now)

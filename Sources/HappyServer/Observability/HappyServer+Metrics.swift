@@ -73,7 +73,7 @@ extension HappyServer {
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)
         metric("happy_uptime_seconds", "gauge", "Seconds since start.",
-               [("", String(format: "%.1f", Clock.monotonicSeconds() - startedAt))])
+               [("", String(format: "%.1f", SystemTime.monotonicSeconds() - startedAt))])
         return out
     }
 }

@@ -76,7 +76,7 @@ public final class Logger: @unchecked Sendable {
     }
 
     private func timestamp() -> String {
-        let ms = Clock.wallMilliseconds()
+        let ms = SystemTime.wallMilliseconds()
         let date = Date(timeIntervalSince1970: Double(ms) / 1000)
         var text = date.ISO8601Format(.iso8601.year().month().day().time(includingFractionalSeconds: true))
         if !text.hasSuffix("Z") { text += "Z" }

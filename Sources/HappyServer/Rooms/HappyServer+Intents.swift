@@ -17,7 +17,7 @@ extension HappyServer {
 
     /// Runs the reducer on the room's working state and encodes the event once.
     private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) -> PendingIntent {
-        let applied = runtime.room!.apply(intent.action, sender: sender, time: Clock.wallMilliseconds(), reducer: reducer)
+        let applied = runtime.room!.apply(intent.action, sender: sender, time: SystemTime.wallMilliseconds(), reducer: reducer)
         let frame = applied.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
@@ -30,12 +30,12 @@ extension HappyServer {
             if batch.commits.isEmpty {
                 finishCommit(batch: batch.id, result: .success([]), seconds: 0)
             } else if storeWorker.isSynchronous {
-                let started = Clock.monotonicSeconds()
+                let started = SystemTime.monotonicSeconds()
                 let result: Result<[CommitConflict], StoreError>
                 do throws(StoreError) { result = .success(try storeWorker.store.commit(batch.commits)) } catch {
                     result = .failure(error)
                 }
-                finishCommit(batch: batch.id, result: result, seconds: Clock.monotonicSeconds() - started)
+                finishCommit(batch: batch.id, result: result, seconds: SystemTime.monotonicSeconds() - started)
             } else {
                 storeWorker.commit(batch: batch.id, batch.commits)
                 return
@@ -88,7 +88,7 @@ extension HappyServer {
         metrics.storeFailures += 1
         // Later intents were applied on top of the failed ones: they fail too.
         let failed = batch.intents + pipeline.takeOpen()
-        let now = Clock.monotonicSeconds()
+        let now = SystemTime.monotonicSeconds()
         if now - lastStoreFailureLog > 10 {
             lastStoreFailureLog = now
             logger.error("store write failed; intents refused until it recovers",

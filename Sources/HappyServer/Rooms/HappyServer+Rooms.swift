@@ -15,18 +15,18 @@ extension HappyServer {
 
     func admit(_ connection: Connection, query: [String: String]) {
         if shuttingDown {
-            refuse(connection, CloseCode.goingAway, "server shutting down", reason: "shutdown")
+            refuse(connection, WebSocketCloseCode.goingAway, "server shutting down", reason: "shutdown")
             return
         }
         let roomName = query["room"] ?? config.defaultRoom
         guard Names.isValidRoom(roomName) else {
-            refuse(connection, CloseCode.policyViolation, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -",
+            refuse(connection, WebSocketCloseCode.policyViolation, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -",
                    reason: "room")
             return
         }
         if let name = query["name"] {
             guard Names.isValidDisplayName(name) else {
-                refuse(connection, CloseCode.policyViolation, "invalid name: use 1-32 printable characters",
+                refuse(connection, WebSocketCloseCode.policyViolation, "invalid name: use 1-32 printable characters",
                        reason: "name")
                 return
             }
@@ -38,17 +38,17 @@ extension HappyServer {
             // With access tokens the name is the token's subject, whatever `name=` says.
             if let name { connection.participant.name = name }
         case .refused(let message):
-            refuse(connection, CloseCode.policyViolation, message, reason: "token")
+            refuse(connection, WebSocketCloseCode.policyViolation, message, reason: "token")
             return
         }
         guard admittedCount < config.limits.maxClients else {
-            refuse(connection, CloseCode.tryAgainLater, "server full: \(config.limits.maxClients) clients connected",
+            refuse(connection, WebSocketCloseCode.tryAgainLater, "server full: \(config.limits.maxClients) clients connected",
                    reason: "maxClients")
             return
         }
         let runtime = runtime(for: roomName)
         guard runtime.isOccupied || occupiedRoomCount < config.limits.maxRooms else {
-            refuse(connection, CloseCode.tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)",
+            refuse(connection, WebSocketCloseCode.tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)",
                    reason: "maxRooms")
             return
         }
@@ -66,7 +66,7 @@ extension HappyServer {
         runtime.whenReady { [self] runtime in join(connection, runtime) }
     }
 
-    private func refuse(_ connection: Connection, _ code: UInt16, _ message: String, reason: String) {
+    private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ message: String, reason: String) {
         metrics.countRefusal(reason)
         logger.info("refused", ["reason": reason, "code": "\(code)", "peer": connection.peerAddress, "detail": message])
         connection.close(code: code, reason: message)
@@ -76,7 +76,7 @@ extension HappyServer {
         changeOccupancy(of: runtime) { runtime.reservedSeats -= 1 }
         guard !connection.isClosed, connection.closeRequest == nil else { return }
         guard let room = runtime.room else {
-            connection.close(code: CloseCode.internalError,
+            connection.close(code: WebSocketCloseCode.internalError,
                              reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
         }
@@ -98,7 +98,7 @@ extension HappyServer {
         var welcome = Welcome(
             room: runtime.name, you: connection.participant, role: connection.role, epoch: room.epoch,
             seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
-            presence: [], presenceCount: runtime.presenceCount, serverTime: Clock.wallMilliseconds(),
+            presence: [], presenceCount: runtime.presenceCount, serverTime: SystemTime.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
         send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
@@ -142,7 +142,7 @@ extension HappyServer {
         let after = runtime.isOccupied
         if before != after {
             occupiedRoomCount += after ? 1 : -1
-            if !after { runtime.idleSince = Clock.monotonicSeconds() }
+            if !after { runtime.idleSince = SystemTime.monotonicSeconds() }
         }
     }
 
@@ -158,7 +158,7 @@ extension HappyServer {
             return runtime
         }
         if rooms.count - occupiedRoomCount >= idleRoomCap + idleRoomCap / 10 + 1 { trimIdleRooms() }
-        let runtime = RoomRuntime(name: name, now: Clock.monotonicSeconds(), logBytes: config.limits.maxQueuedBytes)
+        let runtime = RoomRuntime(name: name, now: SystemTime.monotonicSeconds(), logBytes: config.limits.maxQueuedBytes)
         rooms[name] = runtime
         if let clusterBus {
             // Hear of the room's changes and presence from the other nodes

@@ -38,10 +38,10 @@ final class StoreWorker: Sendable {
     func commit(batch: UInt64, _ commits: [RoomCommit]) {
         let store = self.store, inbox = self.inbox
         queue.async {
-            let started = Clock.monotonicSeconds()
+            let started = SystemTime.monotonicSeconds()
             let result: Result<[CommitConflict], StoreError>
             do throws(StoreError) { result = .success(try store.commit(commits)) } catch { result = .failure(error) }
-            inbox.post(.commitFinished(batch: batch, result: result, seconds: Clock.monotonicSeconds() - started))
+            inbox.post(.commitFinished(batch: batch, result: result, seconds: SystemTime.monotonicSeconds() - started))
         }
     }
 

@@ -13,7 +13,7 @@ final class Connection: Attachment {
 
     /// How the connection is going away, once decided.
     struct CloseRequest {
-        var code: UInt16
+        var code: WebSocketCloseCode
         var reason: String
         /// Send what is queued first (graceful shutdown).
         var afterDrain = false
@@ -111,7 +111,7 @@ final class Connection: Attachment {
 
     /// Closes with `code` at the next chance to write (after the upgrade has
     /// completed, so browsers see the code and reason).
-    func close(code: UInt16, reason: String, afterDrain: Bool = false) {
+    func close(code: WebSocketCloseCode, reason: String, afterDrain: Bool = false) {
         guard closeRequest == nil else { return }
         closeRequest = CloseRequest(code: code, reason: reason, afterDrain: afterDrain)
         writableRequested = false
@@ -137,14 +137,4 @@ final class Connection: Attachment {
         guard !isClosed else { return }
         lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
     }
-}
-
-/// WebSocket close codes used by the server.
-enum CloseCode {
-    static let goingAway: UInt16 = 1001
-    static let unsupportedData: UInt16 = 1003
-    static let policyViolation: UInt16 = 1008
-    static let messageTooBig: UInt16 = 1009
-    static let internalError: UInt16 = 1011
-    static let tryAgainLater: UInt16 = 1013
 }

@@ -46,7 +46,7 @@ extension HappyServer {
 
     private func verifyToken(_ token: String) -> Result<AccessClaims, TokenRejection> {
         guard let verifier = tokenVerifier else { return .failure(.malformed("token checking is not available")) }
-        return verifier.verify(token, nowSeconds: Clock.wallMilliseconds() / 1000)
+        return verifier.verify(token, nowSeconds: SystemTime.wallMilliseconds() / 1000)
     }
 
     private func bearerToken(_ wsi: OpaquePointer) -> String? {

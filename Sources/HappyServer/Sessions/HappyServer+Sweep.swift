@@ -6,7 +6,7 @@ import HappyCore
 /// timers, which would re-sort a shared list on every received frame.
 extension HappyServer {
     func sweep() {
-        let now = Clock.monotonicSeconds()
+        let now = SystemTime.monotonicSeconds()
         let limits = config.limits
         // A connection whose close frame is out ends on lws's close timeout.
         for connection in connections where !connection.isClosed && !connection.closeFrameSent {

@@ -50,7 +50,7 @@ extension HappyServer {
             wsi: wsi, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
             peerAddress: clientAddress(wsi),
             usesExtensions: config.compression && offeredExtensions.contains("permessage-deflate"),
-            limits: config.limits, now: Clock.monotonicSeconds())
+            limits: config.limits, now: SystemTime.monotonicSeconds())
         lws_set_opaque_user_data(wsi, Unmanaged.passRetained(connection as Attachment).toOpaque())
         if happy_set_send_buffer(lws_get_socket_fd(wsi), Self.socketSendBufferBytes) != 0 {
             logger.warn("could not limit the socket send buffer", ["id": connection.participant.id])
@@ -79,7 +79,7 @@ extension HappyServer {
         if connection.kind == .happy {
             logger.info("close", ["id": connection.participant.id, "room": connection.roomName,
                                   "code": connection.closeRequest.map { "\($0.code)" } ?? "by peer",
-                                  "seconds": String(format: "%.1f", Clock.monotonicSeconds() - connection.openedAt)])
+                                  "seconds": String(format: "%.1f", SystemTime.monotonicSeconds() - connection.openedAt)])
         }
     }
 
@@ -107,7 +107,7 @@ extension HappyServer {
         let wsi = connection.wsi
         let binary = lws_frame_is_binary(wsi) != 0
         if binary && connection.kind == .happy {
-            return refuse(connection, CloseCode.unsupportedData, "binary messages are not accepted; send JSON text")
+            return refuse(connection, WebSocketCloseCode.unsupportedData, "binary messages are not accepted; send JSON text")
         }
         let limit = connection.kind == .echo ? Self.echoMessageLimit : config.limits.maxMessageBytes
         let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
@@ -115,12 +115,12 @@ extension HappyServer {
 
         if connection.partial.isEmpty && complete {
             guard length <= limit else {
-                return refuse(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+                return refuse(connection, WebSocketCloseCode.messageTooBig, "message larger than \(limit) bytes")
             }
             return handleMessage(connection, chunk, binary: binary)
         }
         guard connection.partial.count + length <= limit else {
-            return refuse(connection, CloseCode.messageTooBig, "message larger than \(limit) bytes")
+            return refuse(connection, WebSocketCloseCode.messageTooBig, "message larger than \(limit) bytes")
         }
         if connection.partial.isEmpty { connection.partialIsBinary = binary }
         connection.partial.append(contentsOf: chunk)
@@ -132,7 +132,7 @@ extension HappyServer {
 
     /// Stops acting on the client's messages and closes with `code` at the
     /// next write (PROTOCOL.md section 5: the close frame reaches the client).
-    private func refuse(_ connection: Connection, _ code: UInt16, _ reason: String) -> Int32 {
+    private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ reason: String) -> Int32 {
         connection.partial = []
         connection.close(code: code, reason: reason)
         logger.debug("closing", ["id": connection.participant.id, "code": "\(code)", "reason": reason])
@@ -147,7 +147,7 @@ extension HappyServer {
         case .happy:
             guard connection.joined else {
                 guard connection.early.count < Self.maxEarlyMessages else {
-                    return refuse(connection, CloseCode.policyViolation, "too many messages before the welcome")
+                    return refuse(connection, WebSocketCloseCode.policyViolation, "too many messages before the welcome")
                 }
                 connection.early.append(Array(bytes))
                 return 0
@@ -162,7 +162,7 @@ extension HappyServer {
     /// Decodes and acts on one message; returns a close request for floods
     /// (after the answers already queued, so the client sees every `rate_limited`).
     func handleClientMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>) -> Connection.CloseRequest? {
-        let now = Clock.monotonicSeconds()
+        let now = SystemTime.monotonicSeconds()
         let decoded = ClientMessageDecoder.decode(bytes)
         guard connection.bucket.take(now: now) else {
             metrics.rateLimited += 1
@@ -171,7 +171,7 @@ extension HappyServer {
             if connection.flood.record(now: now) {
                 metrics.floodCloses += 1
                 logger.info("closing flooder", ["id": connection.participant.id, "peer": connection.peerAddress])
-                return Connection.CloseRequest(code: CloseCode.policyViolation,
+                return Connection.CloseRequest(code: WebSocketCloseCode.policyViolation,
                                                reason: "too many messages: over the rate limit for too long",
                                                afterDrain: true)
             }
@@ -183,7 +183,7 @@ extension HappyServer {
             metrics.countError(error.code)
             sendError(error, to: connection)
         case .success(.ping(let id)):
-            send(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: Clock.wallMilliseconds(),
+            send(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: SystemTime.wallMilliseconds(),
                                                                  headroom: OutboundFrame.headroom)),
                  to: connection)
         case .success(.intent(let intent)):

@@ -9,7 +9,7 @@ struct TurnClock {
 
     mutating func now() -> Double {
         if !fresh {
-            stamp = Clock.monotonicSeconds()
+            stamp = SystemTime.monotonicSeconds()
             fresh = true
         }
         return stamp

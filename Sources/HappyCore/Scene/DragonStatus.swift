@@ -1,4 +1,3 @@
-import HappyCore
 
 /// The text of the dragon panel's status label: what the seed's view
 /// controller writes when its delegate methods are called.

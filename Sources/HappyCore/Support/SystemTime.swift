@@ -6,7 +6,7 @@ import Darwin
 
 /// Time as the server uses it: wall-clock milliseconds for the wire, and a
 /// monotonic clock in seconds for timers and rate limits.
-public enum Clock {
+public enum SystemTime {
     public static func wallMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
