@@ -66,9 +66,8 @@ do {
     fail(error.message, status: 74)
 }
 
-let server = HappyServer(config: config, store: store, logger: logger)
-server.tokenVerifier = makeTokenVerifier(config)
-server.clusterBus = makeClusterBus(config)
+let server = HappyServer(config: config, store: store, logger: logger,
+                         tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config))
 do {
     try server.start()
 } catch {

@@ -43,6 +43,11 @@ public struct DragonStatus: Sendable {
         return initial
     }
 
+    /// Whether a stored event message (JSON) is a reset.
+    public static func isReset(_ json: [UInt8]) -> Bool {
+        (try? JSONParser.parse(json, maxDepth: 64))?["name"]?.stringValue == EventName.didReset.rawValue
+    }
+
     /// `20` for 20.0, `12.5` for 12.5.
     static func number(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }

@@ -1,4 +1,3 @@
-import CWebSockets
 import HappyCore
 
 /// An HTTP response, complete before it is written.
@@ -13,13 +12,18 @@ struct HTTPResponse {
     var cacheControl = "no-store"
 }
 
-/// One HTTP request on a callback route, from its headers to its last byte
-/// written. lws holds a retained reference in the wsi's opaque user data.
+/// One HTTP request on a server route, from its headers to its last byte
+/// written. The transport holds a retained reference until it closes.
 final class HTTPExchange: Attachment {
-    let wsi: OpaquePointer
+    /// The request headers routes read, captured while the transport still has them.
+    static let capturedHeaders = ["authorization", "if-none-match", "x-happy-name"]
+
+    let transport: any ExchangeTransport
     let method: String
     let path: String
     let query: [String: String]
+    /// The captured headers, by lower-case name.
+    let headers: [String: String]
     let peerAddress: String
     /// When the request's headers were complete (monotonic seconds).
     let startedAt: Double
@@ -29,16 +33,17 @@ final class HTTPExchange: Attachment {
     var bodyOffset = 0
     var headersSent = false
     var isClosed = false
-    /// A long-lived response (a frame stream) writes through this instead.
-    var streamWriter: ((HTTPExchange) -> Int32)?
+    /// A long-lived response (a frame stream) writes through this instead; false closes.
+    var streamWriter: ((HTTPExchange) -> Bool)?
     var onClose: ((HTTPExchange) -> Void)?
 
-    init(wsi: OpaquePointer, method: String, path: String, query: [String: String], peerAddress: String,
-         startedAt: Double) {
-        self.wsi = wsi
+    init(transport: any ExchangeTransport, method: String, path: String, query: [String: String],
+         headers: [String: String] = [:], peerAddress: String, startedAt: Double) {
+        self.transport = transport
         self.method = method
         self.path = path
         self.query = query
+        self.headers = headers
         self.peerAddress = peerAddress
         self.startedAt = startedAt
         super.init(isConnection: false)
@@ -49,9 +54,12 @@ final class HTTPExchange: Attachment {
         if let question = path.firstIndex(of: "?") { return String(path[..<question]) }
         return path
     }
-}
 
-/// The HTTP routes served by the server itself (everything else is a file from `webRoot`).
-enum HTTPRoute {
-    static let mountPoints = ["/api", "/frame", "/stream", "/healthz", "/metrics"]
+    /// Marks the exchange closed and tells its owner (a stream), once.
+    func finish() {
+        guard !isClosed else { return }
+        isClosed = true
+        onClose?(self)
+        onClose = nil
+    }
 }

@@ -1,4 +1,5 @@
 import CWebSockets
+import Glibc
 
 /// Reading request data from lws (only valid while lws still holds the headers).
 enum LWSHeaders {
@@ -65,5 +66,21 @@ enum LWSHeaders {
             if let path = value(wsi, token) { return (method, path) }
         }
         return nil
+    }
+
+    /// The text form of an accepted socket's address.
+    static func addressText(_ storage: sockaddr_storage) -> String {
+        var copy = storage
+        var buffer = [CChar](repeating: 0, count: 64)
+        withUnsafeBytes(of: &copy) { raw in
+            if storage.ss_family == sa_family_t(AF_INET6) {
+                var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                _ = inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count))
+            } else {
+                var address = raw.load(as: sockaddr_in.self).sin_addr
+                _ = inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
+            }
+        }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,11 +1,5 @@
 import HappyCore
 
-/// Who gets the answer to an intent.
-enum ReplyTarget {
-    case connection(Connection)
-    case http(HTTPExchange)
-}
-
 /// An intent applied to a room's working state, waiting for its record.
 struct PendingIntent {
     let runtime: RoomRuntime

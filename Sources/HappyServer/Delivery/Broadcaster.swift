@@ -1,12 +1,37 @@
-import CWebSockets
 import HappyCore
 
 /// The WebSocket write path. A room's broadcasts are appended once to its
 /// log and every member writes them from its own cursor; private messages
 /// wait in the member's outbox for their place among them. Writing happens
-/// in `SERVER_WRITEABLE` only, pre-framed frames coalesced into one socket
-/// write (or sent straight from their buffer when alone).
-extension HappyServer {
+/// in the writable callback only, pre-framed frames coalesced into one
+/// socket write (or sent straight from their buffer when alone).
+final class Broadcaster {
+    /// Largest number of bytes coalesced into one socket write.
+    static let writeBatchBytes = 32 * 1024
+    /// How long a close the server started waits for the peer's close frame.
+    static let closeAckSeconds: Int32 = 2
+    /// The payload of keepalive pings, echoed in the peer's pong.
+    static let pingPayload = Array("happy".utf8)
+
+    let metrics: Metrics
+    let clock: ServiceClock
+    let logger: Logger
+    private let presenceBroadcastMax: Int
+    /// One write's worth of bytes, with the transport's headroom in front.
+    let scratch: UnsafeMutablePointer<UInt8>
+
+    init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceBroadcastMax: Int) {
+        self.metrics = metrics
+        self.clock = clock
+        self.logger = logger
+        self.presenceBroadcastMax = presenceBroadcastMax
+        scratch = .allocate(capacity: OutboundFrame.headroom + Self.writeBatchBytes)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
     // MARK: queueing
 
     /// Appends `frame` to the room's log and wakes its members.
@@ -14,7 +39,7 @@ extension HappyServer {
         let dropped = runtime.log.droppedDeliveries
         runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.members.count)
         metrics.outboxDrops += runtime.log.droppedDeliveries - dropped
-        let now = turnClock.now()
+        let now = clock.now()
         for member in runtime.members { member.requestWritable(now: now) }
     }
 
@@ -33,15 +58,23 @@ extension HappyServer {
         switch connection.outbox.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
                                       droppable: droppable) {
         case .queued:
-            connection.requestWritable(now: turnClock.now())
+            connection.requestWritable(now: clock.now())
         case .overflowed(let dropped):
             metrics.outboxDrops += dropped
             metrics.resyncs += 1
-            connection.requestWritable(now: turnClock.now())
+            connection.requestWritable(now: clock.now())
         case .coveredByResync:
             metrics.outboxDrops += 1
         }
         if connection.outbox.isOverLimit { pauseReading(connection) }
+    }
+
+    /// Every local client of the room gets one resync in place of its queued events.
+    func resyncMembers(of runtime: RoomRuntime) {
+        for member in runtime.members {
+            member.needsResync = true
+            member.requestWritable(now: clock.now())
+        }
     }
 
     /// TCP backpressure for a client that sends faster than it reads its replies.
@@ -58,25 +91,25 @@ extension HappyServer {
 
     // MARK: writing
 
-    func writeable(_ connection: Connection) -> Int32 {
+    /// The writable callback of a connection; false when it failed and must close.
+    func writeable(_ connection: Connection) -> Bool {
         connection.writableRequested = false
-        guard !connection.closeFrameSent else { return 0 }
-        connection.stalledSince = turnClock.now()
+        guard !connection.closeFrameSent else { return true }
+        connection.stalledSince = clock.now()
         if let close = connection.closeRequest,
            !close.afterDrain || (connection.isCaughtUp && connection.pendingIntents == 0) {
             return sendCloseFrame(close, to: connection)
         }
-        if connection.pingDue {
-            connection.pingDue = false
-            // lws 4.1 reports no RECEIVE_PONG for an empty pong, so the ping carries a payload.
+        if connection.keepalive.pingDue {
+            connection.keepalive.pingWritten()
+            // lws 4.1 reports no pong for an empty ping, so the ping carries a payload.
             let payload = Self.pingPayload
             (scratch + OutboundFrame.headroom).update(from: payload, count: payload.count)
-            if lws_write(connection.wsi, scratch + OutboundFrame.headroom, payload.count,
-                         lws_write_protocol(UInt32(happy_write_ping))) < 0 {
-                return -1
+            guard connection.transport.write(scratch + OutboundFrame.headroom, count: payload.count, as: .ping) else {
+                return false
             }
-        } else if writeQueued(connection) < 0 {
-            return -1
+        } else if !writeQueued(connection) {
+            return false
         }
         if connection.readingPaused && connection.outbox.queuedBytes <= connection.outbox.limit / 2 {
             connection.resumeReading()
@@ -84,26 +117,24 @@ extension HappyServer {
         if !connection.isCaughtUp || connection.closeRequest != nil {
             connection.requestWritable(now: connection.stalledSince)
         }
-        return 0
+        return true
     }
 
     /// Sends the close frame, then keeps reading (and ignoring messages)
     /// until the peer's close frame or `closeAckSeconds`: closing the socket
     /// while the peer still sends would reset it, losing the close frame.
-    private func sendCloseFrame(_ close: Connection.CloseRequest, to connection: Connection) -> Int32 {
-        // Written pre-framed, like every frame here: lws keeps its own close
-        // for the connections it ends itself. Control frames are never
-        // compressed, so this holds with permessage-deflate too.
+    private func sendCloseFrame(_ close: Connection.CloseRequest, to connection: Connection) -> Bool {
+        // Written pre-framed, like every frame here: the transport keeps its
+        // own close for the connections it ends itself. Control frames are
+        // never compressed, so this holds with permessage-deflate too.
         let frame = CloseFrame.frame(code: close.code, reason: close.reason)
         let start = scratch + OutboundFrame.headroom
         start.update(from: frame, count: frame.count)
-        guard lws_write(connection.wsi, start, frame.count, lws_write_protocol(UInt32(happy_write_http))) >= 0 else {
-            return -1
-        }
+        guard connection.transport.write(start, count: frame.count, as: .preframed) else { return false }
         connection.closeFrameSent = true
         connection.resumeReading()
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeAckSeconds)
-        return 0
+        connection.transport.awaitCloseAcknowledgement(seconds: Self.closeAckSeconds)
+        return true
     }
 
     /// The next frame this client has to write, taken off its queue or its
@@ -140,7 +171,7 @@ extension HappyServer {
     /// A resync from the latest recorded state, presence included.
     private func resyncFrame(_ connection: Connection) -> OutboundFrame? {
         guard let runtime = connection.room, let room = runtime.room else { return nil }
-        let presence = runtime.presenceList(limit: config.limits.presenceBroadcastMax)
+        let presence = runtime.presenceList(limit: presenceBroadcastMax)
         return OutboundFrame(encoded: ServerMessageEncoder.resync(
             seq: room.committed.seq, state: room.committed.scene, presence: presence,
             presenceCount: runtime.presenceCount, epoch: room.epoch, headroom: OutboundFrame.headroom))
@@ -157,24 +188,24 @@ extension HappyServer {
         connection.cursor = runtime.log.end
     }
 
-    /// Writes what is queued: one frame through lws's framing when an
-    /// extension transforms frames; otherwise as many pre-framed frames as
-    /// fit in one socket write, copied together (or a lone one straight from
-    /// its buffer). lws keeps whatever the socket does not take.
-    private func writeQueued(_ connection: Connection) -> Int {
-        guard let first = nextFrame(of: connection) else { return 0 }
+    /// Writes what is queued: one frame through the transport's framing
+    /// when an extension transforms frames; otherwise as many pre-framed
+    /// frames as fit in one socket write, copied together (or a lone one
+    /// straight from its buffer). The transport keeps what the socket does
+    /// not take.
+    private func writeQueued(_ connection: Connection) -> Bool {
+        guard let first = nextFrame(of: connection) else { return true }
+        let transport = connection.transport
         if connection.usesExtensions || connection.kind == .echo {
-            let mode = lws_write_protocol(UInt32(first.isBinary ? happy_write_binary : happy_write_text))
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength
-            return Int(lws_write(connection.wsi, first.payloadStart, first.payloadLength, mode))
+            return transport.write(first.payloadStart, count: first.payloadLength, as: first.isBinary ? .binary : .text)
         }
-        let raw = lws_write_protocol(UInt32(happy_write_http))
         let room = Self.writeBatchBytes - first.frameLength
         guard room > 0, !connection.isCaughtUp, let second = nextFrame(of: connection, space: room) else {
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength
-            return Int(lws_write(connection.wsi, first.frameBytes, first.frameLength, raw))
+            return transport.write(first.frameBytes, count: first.frameLength, as: .preframed)
         }
         let base = scratch + OutboundFrame.headroom
         base.update(from: first.frameBytes, count: first.frameLength)
@@ -189,6 +220,6 @@ extension HappyServer {
         }
         metrics.messagesOut += count
         metrics.bytesOut += used
-        return Int(lws_write(connection.wsi, base, used, raw))
+        return transport.write(base, count: used, as: .preframed)
     }
 }

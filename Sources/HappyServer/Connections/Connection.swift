@@ -1,8 +1,7 @@
-import CWebSockets
 import HappyCore
 
-/// One WebSocket client. Owned by the service thread; lws holds a retained
-/// reference in the connection's opaque user data until it closes.
+/// One WebSocket client. Owned by the service thread; the transport holds a
+/// retained reference until the connection closes.
 final class Connection: Attachment {
     enum Kind {
         /// The Happy protocol on `/ws`.
@@ -19,7 +18,7 @@ final class Connection: Attachment {
         var afterDrain = false
     }
 
-    let wsi: OpaquePointer
+    let transport: any ConnectionTransport
     let kind: Kind
     let serial: UInt64
     let peerAddress: String
@@ -67,16 +66,14 @@ final class Connection: Attachment {
     var bucket: TokenBucket
     var flood: FloodMeter
     let openedAt: Double
-    var lastReceiveAt: Double
+    var keepalive: Keepalive
     /// When the outbox last made progress (or became non-empty).
     var stalledSince: Double
-    var pingSentAt: Double?
-    var pingDue = false
 
     /// `idSuffix` keeps ids unique across the nodes of a cluster.
-    init(wsi: OpaquePointer, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String, usesExtensions: Bool,
+    init(transport: any ConnectionTransport, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String, usesExtensions: Bool,
          limits: HappyConfig.LimitsSection, now: Double) {
-        self.wsi = wsi
+        self.transport = transport
         self.kind = kind
         self.serial = serial
         self.peerAddress = peerAddress
@@ -86,7 +83,7 @@ final class Connection: Attachment {
         outbox = Outbox(limit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
         flood = FloodMeter(limit: limits.floodLimit)
-        lastReceiveAt = now
+        keepalive = Keepalive(now: now)
         openedAt = now
         stalledSince = now
         super.init(isConnection: true)
@@ -99,7 +96,7 @@ final class Connection: Attachment {
         guard !writableRequested, !isClosed else { return }
         writableRequested = true
         stalledSince = now
-        lws_callback_on_writable(wsi)
+        transport.requestWritable()
     }
 
     /// Nothing left to write: no private message, no broadcast ahead of the cursor.
@@ -123,18 +120,18 @@ final class Connection: Attachment {
         guard !readingPaused, !isClosed else { return }
         readingPaused = true
         hasPausedReading = true
-        lws_rx_flow_control(wsi, 0)
+        transport.pauseReading()
     }
 
     func resumeReading() {
         guard readingPaused, !isClosed else { return }
         readingPaused = false
-        lws_rx_flow_control(wsi, 1)
+        transport.resumeReading()
     }
 
     /// Drops the connection without a close handshake (dead or stuck peer).
     func kill() {
         guard !isClosed else { return }
-        lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
+        transport.kill()
     }
 }

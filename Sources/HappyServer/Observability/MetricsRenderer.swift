@@ -1,9 +1,20 @@
 import Foundation
 import HappyCore
 
+/// The gauges `/metrics` reads from the components that own them.
+struct MetricsGauges {
+    var connections = 0
+    var rooms = 0
+    var occupiedRooms = 0
+    var storeHealthy = true
+    var frameStreams = 0
+    var uptimeSeconds = 0.0
+    var process = ProcessStats()
+}
+
 /// `/metrics` in the Prometheus text format.
-extension HappyServer {
-    func renderMetrics() -> String {
+enum MetricsRenderer {
+    static func render(_ metrics: Metrics, _ gauges: MetricsGauges) -> String {
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
@@ -23,13 +34,13 @@ extension HappyServer {
             out += "\(name)_sum \(histogram.sum)\n\(name)_count \(histogram.count)\n"
         }
 
-        single("happy_connections", "gauge", "Open WebSocket connections.", connections.count)
+        single("happy_connections", "gauge", "Open WebSocket connections.", gauges.connections)
         single("happy_connections_opened_total", "counter", "WebSocket connections opened.", metrics.connectionsOpened)
         single("happy_connections_closed_total", "counter", "WebSocket connections closed.", metrics.connectionsClosed)
         metric("happy_connections_refused_total", "counter", "Connections refused, by reason.",
                metrics.connectionsRefused.sorted { $0.key < $1.key }.map { ("reason=\"\($0.key)\"", "\($0.value)") })
-        single("happy_rooms", "gauge", "Rooms in memory.", rooms.count)
-        single("happy_rooms_occupied", "gauge", "Rooms with connected clients.", occupiedRoomCount)
+        single("happy_rooms", "gauge", "Rooms in memory.", gauges.rooms)
+        single("happy_rooms_occupied", "gauge", "Rooms with connected clients.", gauges.occupiedRooms)
         single("happy_rooms_trimmed_total", "counter", "Idle rooms dropped early: too many rooms without clients in memory.",
                metrics.roomsTrimmed)
         metric("happy_intents_total", "counter", "Intents applied, by action and result.",
@@ -52,7 +63,7 @@ extension HappyServer {
         single("happy_ping_timeouts_total", "counter", "Connections dropped for not answering pings.", metrics.pingTimeouts)
         metric("happy_http_responses_total", "counter", "HTTP API responses, by status class.",
                metrics.httpRequests.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", "\($0.value)") })
-        single("happy_store_healthy", "gauge", "1 when the last store write succeeded.", storeHealthy ? 1 : 0)
+        single("happy_store_healthy", "gauge", "1 when the last store write succeeded.", gauges.storeHealthy ? 1 : 0)
         single("happy_store_failures_total", "counter", "Failed store writes.", metrics.storeFailures)
         single("happy_store_conflicts_total", "counter", "Commits refused because another node recorded first.",
                metrics.commitConflicts)
@@ -64,16 +75,16 @@ extension HappyServer {
         single("happy_render_refusals_total", "counter", "Frame requests refused while the renderer was busy.",
                metrics.renderRefusals)
         histogram("happy_render_seconds", "Time to render and encode one frame.", metrics.renderLatency)
-        single("happy_frame_streams", "gauge", "Open frame streams.", frameStreams.count)
+        single("happy_frame_streams", "gauge", "Open frame streams.", gauges.frameStreams)
         single("happy_frame_streams_opened_total", "counter", "Frame streams opened.", metrics.streamsOpened)
         single("happy_stream_frames_sent_total", "counter", "Frames sent on streams.", metrics.streamFramesSent)
         single("happy_stream_frames_replaced_total", "counter",
                "Stream frames replaced by a newer one before a slow client took them.", metrics.streamFramesReplaced)
-        let process = ProcessStats.read()
+        let process = gauges.process
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)
         metric("happy_uptime_seconds", "gauge", "Seconds since start.",
-               [("", String(format: "%.1f", SystemTime.monotonicSeconds() - startedAt))])
+               [("", String(format: "%.1f", gauges.uptimeSeconds))])
         return out
     }
 }

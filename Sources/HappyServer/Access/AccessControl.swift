@@ -1,0 +1,84 @@
+import HappyCore
+
+/// Access control (PROTOCOL.md section 7): without `auth.secret` everyone is
+/// a player; with it, a valid HS256 token decides name, role and room.
+/// Browser pages must come from `auth.allowedOrigins` when it is set.
+final class AccessControl {
+    enum Decision: Equatable {
+        case allowed(role: Role, name: String?)
+        case refused(String)
+    }
+
+    private let auth: HappyConfig.AuthSection
+    private let verifier: TokenVerifier?
+    private let clock: ServiceClock
+
+    init(auth: HappyConfig.AuthSection, verifier: TokenVerifier?, clock: ServiceClock) {
+        self.auth = auth
+        self.verifier = verifier
+        self.clock = clock
+    }
+
+    var requiresTokens: Bool { !auth.secret.isEmpty }
+
+    /// Whether a page from `origin` may open a WebSocket. A request without
+    /// `Origin` does not come from a browser page (browsers always send it),
+    /// so the list does not apply to it.
+    func allowsOrigin(_ origin: String?) -> Bool {
+        guard !auth.allowedOrigins.isEmpty, let origin else { return true }
+        return auth.allowedOrigins.contains(origin)
+    }
+
+    /// A WebSocket client's access, from its token (query `token=` or `Authorization: Bearer`).
+    func authorize(token: String?, room: String) -> Decision {
+        guard requiresTokens else { return .allowed(role: .player, name: nil) }
+        guard let token else {
+            return .refused("an access token is required (query token= or Authorization: Bearer)")
+        }
+        switch verify(token) {
+        case .success(let claims):
+            guard claims.allows(room: room) else { return .refused("the token does not allow room \(room)") }
+            return .allowed(role: claims.role, name: claims.subject)
+        case .failure(let rejection):
+            return .refused("invalid token: \(rejection)")
+        }
+    }
+
+    /// The role for an HTTP API call, or the 401/403 to answer.
+    func httpRole(token: String?, room: String) -> Result<Role, HTTPError> {
+        guard requiresTokens else { return .success(.player) }
+        guard let token else { return .failure(HTTPError(status: 401, code: "unauthorized", "an access token is required")) }
+        switch verify(token) {
+        case .success(let claims):
+            guard claims.allows(room: room) else {
+                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
+            }
+            return .success(claims.role)
+        case .failure(let rejection):
+            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+        }
+    }
+
+    /// Why `role` may not perform `action`, or nil when it may.
+    func refusal(for action: Action, role: Role) -> String? {
+        if !role.maySendIntents { return "viewers may not send intents" }
+        if action.requiresAdmin && requiresTokens && role != .admin {
+            return "\(action.wireName) needs the admin role"
+        }
+        return nil
+    }
+
+    /// The token of a request: query `token=`, else `Authorization: Bearer`.
+    static func token(query: [String: String], authorization: String?) -> String? {
+        if let token = query["token"] { return token }
+        guard let header = authorization else { return nil }
+        let prefix = "bearer "
+        guard header.lowercased().hasPrefix(prefix) else { return nil }
+        return String(header.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    private func verify(_ token: String) -> Result<AccessClaims, TokenRejection> {
+        guard let verifier else { return .failure(.malformed("token checking is not available")) }
+        return verifier.verify(token, nowSeconds: clock.wallMilliseconds() / 1000)
+    }
+}

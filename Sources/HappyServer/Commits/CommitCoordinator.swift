@@ -1,0 +1,183 @@
+import HappyCore
+
+/// What the commit coordinator reports back: recorded intents to publish,
+/// refused ones to answer, and rooms another node moved on.
+protocol CommitCoordinatorDelegate: AnyObject {
+    /// The room in memory named `name`, if any.
+    func runtime(named name: String) -> RoomRuntime?
+    /// A recorded intent, in seq order: publish its event and ack it.
+    func deliver(_ intent: PendingIntent)
+    /// The intents of one recorded batch, after each was delivered.
+    func batchDelivered(_ intents: [PendingIntent])
+    /// An intent that was not applied (the store failed).
+    func answer(_ reply: ReplyTarget, error: WireError)
+    /// Another node recorded first: bring the room up to what the store holds.
+    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?)
+    /// A room read from the store (first load, or read again).
+    func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>)
+}
+
+/// Group commit and the store: intents applied during one loop turn are
+/// recorded in one store call; only when it returns are their events
+/// broadcast and their acks sent, in order. The only part of the server
+/// that knows whether the store is called inline (memory) or on the store
+/// worker thread (SQLite, Redis).
+final class CommitCoordinator {
+    weak var delegate: (any CommitCoordinatorDelegate)?
+    private let worker: StoreWorker
+    private let reducer: SceneReducer
+    private let clock: ServiceClock
+    private let metrics: Metrics
+    private let logger: Logger
+    private var pipeline = CommitPipeline()
+
+    private(set) var storeHealthy = true
+    /// Why the last store write failed, while it is unhealthy.
+    private(set) var storeProblem = ""
+    private var lastFailureLog = 0.0
+
+    init(worker: StoreWorker, reducer: SceneReducer, clock: ServiceClock, metrics: Metrics, logger: Logger) {
+        self.worker = worker
+        self.reducer = reducer
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    var storeKind: String { worker.store.kind }
+    /// Nothing applied is waiting for the store.
+    var isIdle: Bool { pipeline.isIdle }
+
+    // MARK: loading
+
+    /// Reads a room; the result reaches `delegate.roomLoaded` (at once for a synchronous store).
+    func load(_ name: String) {
+        guard worker.isSynchronous else { return worker.load(name) }
+        let result: Result<StoredRoom?, StoreError>
+        do throws(StoreError) { result = .success(try worker.store.loadRoom(named: name)) } catch { result = .failure(error) }
+        delegate?.roomLoaded(name, result: result)
+    }
+
+    /// Reads a room again (a shared store may have moved on); the result arrives through the inbox.
+    func refresh(_ name: String) {
+        worker.refresh(name)
+    }
+
+    /// Records a room that was just created, so its epoch is kept.
+    func recordCreation(_ commit: RoomCommit) {
+        pipeline.appendCreation(commit)
+    }
+
+    // MARK: intents
+
+    /// Applies `intent` to the room's working state at once; it is recorded
+    /// with the next group commit, then delivered (or refused).
+    func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) {
+        guard runtime.room != nil else {
+            delegate?.answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
+            return
+        }
+        runtime.pendingIntents += 1
+        runtime.wasUsed = true
+        if case .connection(let connection) = reply { connection.pendingIntents += 1 }
+        pipeline.append(apply(intent, in: runtime, sender: sender, reply: reply))
+        if worker.isSynchronous { flush() }
+    }
+
+    /// Runs the reducer on the room's working state and encodes the event once.
+    private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) -> PendingIntent {
+        let applied = runtime.room!.apply(intent.action, sender: sender, time: clock.wallMilliseconds(), reducer: reducer)
+        let frame = applied.event.map {
+            OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
+        }
+        return PendingIntent(runtime: runtime, reply: reply, intent: intent, sender: sender, applied: applied, frame: frame)
+    }
+
+    /// Starts the next group commit if none is running (after every loop turn).
+    func flush() {
+        while let batch = pipeline.startBatch(withHistory: worker.store.keepsHistory) {
+            if batch.commits.isEmpty {
+                finish(batch: batch.id, result: .success([]), seconds: 0)
+            } else if worker.isSynchronous {
+                let started = clock.fresh()
+                let result: Result<[CommitConflict], StoreError>
+                do throws(StoreError) { result = .success(try worker.store.commit(batch.commits)) } catch {
+                    result = .failure(error)
+                }
+                finish(batch: batch.id, result: result, seconds: clock.fresh() - started)
+            } else {
+                worker.commit(batch: batch.id, batch.commits)
+                return
+            }
+        }
+    }
+
+    /// The store worker's answer for a batch.
+    func commitFinished(batch: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
+        finish(batch: batch, result: result, seconds: seconds)
+        flush()
+    }
+
+    private func finish(batch id: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
+        guard let batch = pipeline.finishBatch(id: id), let delegate else { return }
+        if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
+        for commit in batch.commits { delegate.runtime(named: commit.room)?.creationPending = false }
+        switch result {
+        case .success(let conflicts):
+            if !storeHealthy {
+                storeHealthy = true
+                lastFailureLog = 0
+                logger.info("store recovered", ["store": storeKind])
+            }
+            let conflicted = Set(conflicts.map(\.room))
+            let recorded = batch.intents.filter { !conflicted.contains($0.runtime.name) }
+            for intent in recorded { delegate.deliver(intent) }
+            delegate.batchDelivered(recorded)
+            for conflict in conflicts { retry(conflict, batch: batch) }
+        case .failure(let error):
+            storeFailed(error, batch: batch)
+        }
+    }
+
+    /// Another node recorded first: catch up with what the store holds, then
+    /// apply this room's intents again on top (same order, new seqs). Nobody
+    /// saw the refused events, so replaying them is invisible to clients.
+    private func retry(_ conflict: CommitConflict, batch: CommitPipeline.Batch) {
+        guard let delegate, let runtime = delegate.runtime(named: conflict.room) else { return }
+        metrics.commitConflicts += 1
+        let refused = batch.intents.filter { $0.runtime === runtime } + pipeline.takeOpen(of: runtime)
+        delegate.advance(runtime, to: conflict.current)
+        for intent in refused {
+            pipeline.append(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply))
+        }
+    }
+
+    private func storeFailed(_ error: StoreError, batch: CommitPipeline.Batch) {
+        storeHealthy = false
+        storeProblem = error.message
+        metrics.storeFailures += 1
+        // Later intents were applied on top of the failed ones: they fail too.
+        let failed = batch.intents + pipeline.takeOpen()
+        let now = clock.fresh()
+        if now - lastFailureLog > 10 {
+            lastFailureLog = now
+            logger.error("store write failed; intents refused until it recovers",
+                         ["store": storeKind, "kind": error.kind.rawValue, "error": error.message,
+                          "failures": "\(metrics.storeFailures)"])
+        }
+        for intent in failed { intent.runtime.room?.rollback() }
+        for intent in failed {
+            intent.runtime.pendingIntents -= 1
+            if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
+            metrics.countError(.unavailable)
+            delegate?.answer(intent.reply, error: WireError(
+                .unavailable, "the change could not be recorded (\(error.message)); nothing was applied",
+                id: intent.intent.id))
+        }
+    }
+
+    /// Waits for queued store work, then closes the store.
+    func close() {
+        worker.close()
+    }
+}

@@ -1,0 +1,93 @@
+import HappyCore
+
+/// A cap on open TCP connections per client address, checked when a socket
+/// is accepted (before any bytes are read), so one host cannot take every
+/// slot or hold the server with half-sent requests.
+///
+/// A trusted proxy's connections carry many clients, so they are not counted
+/// at accept: each request's headers name its client (`X-Forwarded-For`), and
+/// the connection is counted under that client from then on.
+final class AddressLimits {
+    /// An accepted socket, as the transport names it (stable while it is open).
+    typealias SocketKey = OpaquePointer
+
+    private let cap: Int
+    private let trustedProxies: TrustedProxies
+    private let metrics: Metrics
+    private let logger: Logger
+    private(set) var connectionsByAddress: [String: Int] = [:]
+    private var acceptedAddresses: [Int32: String] = [:]
+    private var addressBySocket: [SocketKey: String] = [:]
+    private var refusalsLogged: [String: Int] = [:]
+
+    init(cap: Int, trustedProxies: TrustedProxies, metrics: Metrics, logger: Logger) {
+        self.cap = cap
+        self.trustedProxies = trustedProxies
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// A socket from `address` is being accepted as descriptor `fd`; false refuses it.
+    func accept(address: String, fd: Int32) -> Bool {
+        if trustedProxies.trusts(address) { return true }
+        if isAtCap(address) { return false }
+        acceptedAddresses[fd] = address
+        return true
+    }
+
+    /// The accepted socket `fd` has its key now.
+    func instantiated(_ socket: SocketKey, fd: Int32) {
+        guard let address = acceptedAddresses.removeValue(forKey: fd) else { return }
+        addressBySocket[socket] = address
+        connectionsByAddress[address, default: 0] += 1
+    }
+
+    /// The socket is gone.
+    func destroyed(_ socket: SocketKey) {
+        uncount(socket)
+    }
+
+    /// The client of a request on `socket`, and whether the cap lets it in.
+    /// For a trusted proxy's connection the client comes from `forwardedFor`,
+    /// and the connection moves to that client's count (a refused request
+    /// leaves it counted for nobody).
+    func admitRequest(on socket: SocketKey, peer: String, forwardedFor: () -> String?) -> (client: String, admitted: Bool) {
+        let counted = addressBySocket[socket]
+        guard !trustedProxies.isEmpty, trustedProxies.trusts(peer) else { return (counted ?? peer, true) }
+        let client = trustedProxies.clientAddress(peer: peer, forwardedFor: forwardedFor())
+        if counted == client { return (client, true) }
+        uncount(socket)
+        if isAtCap(client) { return (client, false) }
+        addressBySocket[socket] = client
+        connectionsByAddress[client, default: 0] += 1
+        return (client, true)
+    }
+
+    /// The client address a socket is counted under, else `peer`.
+    func clientAddress(of socket: SocketKey, peer: String) -> String {
+        addressBySocket[socket] ?? peer
+    }
+
+    /// Whether `address` already holds `maxConnectionsPerAddress` connections
+    /// (counted as a refusal, logged the first few times).
+    private func isAtCap(_ address: String) -> Bool {
+        guard cap > 0, connectionsByAddress[address, default: 0] >= cap else { return false }
+        metrics.countRefusal("perAddress")
+        if refusalsLogged[address, default: 0] < 3 {
+            refusalsLogged[address, default: 0] += 1
+            logger.info("refused", ["reason": "perAddress", "peer": address, "cap": "\(cap)"])
+        }
+        return true
+    }
+
+    private func uncount(_ socket: SocketKey) {
+        guard let address = addressBySocket.removeValue(forKey: socket) else { return }
+        let remaining = connectionsByAddress[address, default: 1] - 1
+        if remaining > 0 {
+            connectionsByAddress[address] = remaining
+        } else {
+            connectionsByAddress.removeValue(forKey: address)
+            refusalsLogged.removeValue(forKey: address)
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import HappyCore
+
+/// The WebSocket connections: opened and closed, admitted into a room
+/// (name, token, `maxClients`, `maxRooms`), joined with a welcome, left with
+/// a presence message, and swept once a second for keepalive and slow readers.
+final class ConnectionRegistry {
+    private(set) var connections: [Connection] = []
+    /// Connections admitted into a room and not yet closed.
+    private(set) var admittedCount = 0
+    private var nextSerial: UInt64 = 0
+    private var churnAtLastTrim = 0
+
+    private let config: HappyConfig
+    private let rules: SceneRules
+    private let directory: RoomDirectory
+    private let access: AccessControl
+    private let intake: MessageIntake
+    private let broadcaster: Broadcaster
+    private let clusterBus: (any ClusterBus)?
+    private let lifecycle: ServerLifecycle
+    private let metrics: Metrics
+    private let logger: Logger
+    private let clock: ServiceClock
+    /// Hands freed heap back to the system (the transport's allocator hook).
+    var releaseFreeMemory: () -> Void = {}
+
+    init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
+         broadcaster: Broadcaster, clusterBus: (any ClusterBus)?, lifecycle: ServerLifecycle, metrics: Metrics,
+         logger: Logger, clock: ServiceClock) {
+        self.config = config
+        rules = config.sceneRules
+        self.directory = directory
+        self.access = access
+        self.intake = intake
+        self.broadcaster = broadcaster
+        self.clusterBus = clusterBus
+        self.lifecycle = lifecycle
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
+
+    private var keepalivePolicy: Keepalive.Policy {
+        Keepalive.Policy(pingInterval: config.limits.pingIntervalSeconds, pingTimeout: config.limits.pingTimeoutSeconds,
+                         writeTimeout: config.limits.writeTimeoutSeconds)
+    }
+
+    // MARK: open and close
+
+    /// A WebSocket handshake completed. `query` and `token` come from the
+    /// upgrade request; echo connections are not admitted anywhere.
+    @discardableResult
+    func open(transport: any ConnectionTransport, kind: Connection.Kind, peerAddress: String, usesExtensions: Bool,
+              query: [String: String], token: String?) -> Connection {
+        nextSerial += 1
+        let connection = Connection(
+            transport: transport, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
+            peerAddress: peerAddress, usesExtensions: usesExtensions, limits: config.limits, now: clock.fresh())
+        connection.listIndex = connections.count
+        connections.append(connection)
+        metrics.connectionsOpened += 1
+        releaseMemoryAfterChurn(threshold: 512)
+        if kind == .happy { admit(connection, query: query, token: token) }
+        return connection
+    }
+
+    /// The connection is gone (closed by either side or dropped).
+    func closed(_ connection: Connection) {
+        connection.isClosed = true
+        removeFromList(connection)
+        metrics.connectionsClosed += 1
+        leave(connection)
+        if connection.kind == .happy {
+            logger.info("close", ["id": connection.participant.id, "room": connection.roomName,
+                                  "code": connection.closeRequest.map { "\($0.code)" } ?? "by peer",
+                                  "seconds": String(format: "%.1f", clock.fresh() - connection.openedAt)])
+        }
+    }
+
+    private func removeFromList(_ connection: Connection) {
+        let index = connection.listIndex
+        guard index >= 0, index < connections.count, connections[index] === connection else { return }
+        let last = connections.removeLast()
+        if index < connections.count {
+            connections[index] = last
+            last.listIndex = index
+        }
+        connection.listIndex = -1
+    }
+
+    /// Every client closes with 1001 once it has what was recorded.
+    func closeAll(reason: String) {
+        for connection in connections {
+            connection.close(code: .goingAway, reason: reason, afterDrain: true)
+        }
+    }
+
+    // MARK: admission
+
+    private func admit(_ connection: Connection, query: [String: String], token: String?) {
+        if lifecycle.isShuttingDown {
+            return refuse(connection, .goingAway, "server shutting down", reason: "shutdown")
+        }
+        let roomName = query["room"] ?? config.defaultRoom
+        guard Names.isValidRoom(roomName) else {
+            return refuse(connection, .policyViolation, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -",
+                          reason: "room")
+        }
+        if let name = query["name"] {
+            guard Names.isValidDisplayName(name) else {
+                return refuse(connection, .policyViolation, "invalid name: use 1-32 printable characters", reason: "name")
+            }
+            connection.participant.name = name
+        }
+        switch access.authorize(token: token, room: roomName) {
+        case .allowed(let role, let name):
+            connection.role = role
+            // With access tokens the name is the token's subject, whatever `name=` says.
+            if let name { connection.participant.name = name }
+        case .refused(let message):
+            return refuse(connection, .policyViolation, message, reason: "token")
+        }
+        guard admittedCount < config.limits.maxClients else {
+            return refuse(connection, .tryAgainLater, "server full: \(config.limits.maxClients) clients connected",
+                          reason: "maxClients")
+        }
+        let runtime = directory.runtime(for: roomName)
+        guard runtime.isOccupied || directory.occupiedCount < config.limits.maxRooms else {
+            return refuse(connection, .tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)", reason: "maxRooms")
+        }
+        connection.admitted = true
+        admittedCount += 1
+        runtime.wasUsed = true
+        connection.roomName = roomName
+        connection.room = runtime
+        connection.resume = (query["since"].flatMap { UInt64($0) }, query["epoch"])
+        directory.changeOccupancy(of: runtime) { runtime.reservedSeats += 1 }
+        logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
+                              "room": roomName, "peer": connection.peerAddress])
+        // Strong captures: weak references would give these hot objects a
+        // refcount side table, slowing every retain on the broadcast path.
+        runtime.whenReady { [self] runtime in join(connection, runtime) }
+    }
+
+    private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ message: String, reason: String) {
+        metrics.countRefusal(reason)
+        logger.info("refused", ["reason": reason, "code": "\(code)", "peer": connection.peerAddress, "detail": message])
+        connection.close(code: code, reason: message)
+    }
+
+    private func join(_ connection: Connection, _ runtime: RoomRuntime) {
+        directory.changeOccupancy(of: runtime) { runtime.reservedSeats -= 1 }
+        guard !connection.isClosed, connection.closeRequest == nil else { return }
+        guard let room = runtime.room else {
+            connection.close(code: .internalError,
+                             reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
+            return
+        }
+        // The others hear of the newcomer first; the newcomer starts reading
+        // the room's broadcasts after that, with its welcome.
+        clusterBus?.announce(joined: connection.participant, in: runtime.name)
+        if runtime.presenceCount + 1 <= config.limits.presenceBroadcastMax {
+            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
+                joined: connection.participant, headroom: OutboundFrame.headroom)), in: runtime)
+        }
+        directory.changeOccupancy(of: runtime) { runtime.add(connection) }
+        connection.joined = true
+        connection.cursor = runtime.log.end
+
+        let decision = ResumeDecision.decide(since: connection.resume.since, epoch: connection.resume.epoch,
+                                             roomEpoch: room.epoch, roomSeq: room.committed.seq,
+                                             history: room.history)
+        var welcome = Welcome(
+            room: runtime.name, you: connection.participant, role: connection.role, epoch: room.epoch,
+            seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
+            presence: [], presenceCount: runtime.presenceCount, serverTime: clock.wallMilliseconds(),
+            recovered: decision.isRecovered, limits: config.welcomeLimits)
+        welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
+        broadcaster.send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
+                         to: connection)
+        if case .recovered(let replay) = decision {
+            for frame in replay { broadcaster.send(frame, to: connection, droppable: true) }
+        }
+        intake.replayEarlyMessages(of: connection)
+    }
+
+    /// Takes a closed connection out of its room and tells the others.
+    private func leave(_ connection: Connection) {
+        guard connection.admitted else { return }
+        connection.admitted = false
+        admittedCount -= 1
+        guard let runtime = connection.room else { return }
+        connection.room = nil
+        guard connection.joined else { return }
+        let countBefore = runtime.presenceCount
+        runtime.log.abandon(from: connection.cursor)
+        directory.changeOccupancy(of: runtime) { runtime.remove(connection) }
+        clusterBus?.announce(left: connection.participant, in: runtime.name)
+        if countBefore <= config.limits.presenceBroadcastMax {
+            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
+                left: connection.participant, headroom: OutboundFrame.headroom)), in: runtime)
+        }
+    }
+
+    // MARK: sweep
+
+    /// Once a second: keepalive pings, dead and stuck peers. One pass over
+    /// all connections replaces per-connection validity timers, which would
+    /// re-sort a shared list on every received frame.
+    func sweep(now: Double) {
+        let policy = keepalivePolicy
+        // A connection whose close frame is out ends on the close timeout.
+        for connection in connections where !connection.isClosed && !connection.closeFrameSent {
+            let action = connection.keepalive.sweep(now: now, policy: policy, readingPaused: connection.readingPaused,
+                                                    caughtUp: connection.isCaughtUp,
+                                                    stalledSince: connection.stalledSince)
+            switch action {
+            case .none:
+                break
+            case .sendPing:
+                connection.requestWritable(now: now)
+            case .dropUnresponsive:
+                metrics.pingTimeouts += 1
+                logger.info("dropping unresponsive client", ["id": connection.participant.id,
+                                                             "peer": connection.peerAddress])
+                connection.kill()
+            case .dropSlowReader:
+                metrics.slowReaderCloses += 1
+                logger.info("dropping client that stopped reading", ["id": connection.participant.id,
+                                                                     "queued": queuedDescription(connection)])
+                connection.kill()
+            }
+        }
+        releaseMemoryAfterChurn()
+    }
+
+    /// What a client has not read: bytes queued, or that it fell out of the log.
+    private func queuedDescription(_ connection: Connection) -> String {
+        let replies = connection.outbox.queuedBytes
+        guard let room = connection.room else { return "\(replies)" }
+        guard let events = room.log.backlog(from: connection.cursor) else { return "\(replies) and a resync" }
+        return "\(replies + events)"
+    }
+
+    /// Welcomes and presence messages of a crowd joining or leaving are big,
+    /// short-lived allocations; once the churn has passed, hand the freed
+    /// heap back to the system instead of keeping it as resident memory.
+    /// Called by the sweep (after any churn of 64 or more) and while a crowd
+    /// is still arriving (every `threshold` connections).
+    private func releaseMemoryAfterChurn(threshold: Int = 64) {
+        let churn = metrics.connectionsOpened + metrics.connectionsClosed
+        guard churn - churnAtLastTrim >= threshold else { return }
+        churnAtLastTrim = churn
+        releaseFreeMemory()
+    }
+}

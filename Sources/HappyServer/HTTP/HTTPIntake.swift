@@ -1,0 +1,145 @@
+import HappyCore
+
+/// What every request's headers are checked for before it is routed, on the
+/// WebSocket upgrade and the HTTP routes alike.
+enum RequestScreen: Equatable {
+    case pass
+    /// The transport cut the request line at a CR or LF decoded from the target.
+    case cutRequestLine
+    /// A client behind a trusted proxy is at `limits.maxConnectionsPerAddress`.
+    case overAddressCap
+}
+
+/// HTTP requests from their headers to their route: screened, refused
+/// early, their bodies collected within a deadline, then handed to the
+/// router. WebSocket upgrades are screened here too.
+final class HTTPIntake {
+    /// Seconds a client has for its request headers (and handshake), and for a whole request body.
+    static let requestTimeoutSeconds = 10.0
+    static let cutRequestLineMessage =
+        "the request target holds a line break (%0A or %0D); no name or value may contain control characters"
+
+    /// The route table; filled in by the composition root.
+    var router = HTTPRouter()
+    private let responder: HTTPResponder
+    private let addressLimits: AddressLimits
+    private let access: AccessControl
+    private let echoEnabled: Bool
+    private let metrics: Metrics
+    private let logger: Logger
+    private let clock: ServiceClock
+    /// Largest request body accepted (an intent is small).
+    let maxRequestBody: Int
+
+    init(responder: HTTPResponder, addressLimits: AddressLimits, access: AccessControl, config: HappyConfig,
+         metrics: Metrics, logger: Logger, clock: ServiceClock) {
+        self.responder = responder
+        self.addressLimits = addressLimits
+        self.access = access
+        echoEnabled = config.conformance.echo
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+        maxRequestBody = max(config.limits.maxMessageBytes, 4096)
+    }
+
+    /// Screens a request; returns the verdict and the client address
+    /// (forwarded by a trusted proxy, else the peer).
+    func screen(socket: AddressLimits.SocketKey, peer: String, forwardedFor: () -> String?,
+                requestLineIsCut: Bool) -> (screen: RequestScreen, client: String) {
+        let (client, admitted) = addressLimits.admitRequest(on: socket, peer: peer, forwardedFor: forwardedFor)
+        if requestLineIsCut {
+            metrics.countRefusal("requestLine")
+            logger.info("refused", ["reason": "requestLine", "peer": client])
+            return (.cutRequestLine, client)
+        }
+        return (admitted ? .pass : .overAddressCap, client)
+    }
+
+    /// The HTTP answer to a WebSocket upgrade that may not go on, or nil.
+    /// Only `/ws` (and `/echo` when enabled) upgrade, and browser pages
+    /// only from `auth.allowedOrigins` when it is set.
+    func upgradeRefusal(_ screen: RequestScreen, client: String, path: String,
+                        origin: String?) -> (status: Int, message: String)? {
+        switch screen {
+        case .cutRequestLine: return (400, Self.cutRequestLineMessage)
+        case .overAddressCap: return (429, "too many connections from \(client)")
+        case .pass: break
+        }
+        guard path == "/ws" || (path == "/echo" && echoEnabled) else {
+            metrics.countRefusal("path")
+            return (404, "no WebSocket endpoint at \(path)")
+        }
+        guard access.allowsOrigin(origin) else {
+            metrics.countRefusal("origin")
+            logger.info("refused", ["reason": "origin", "origin": origin ?? "", "peer": client])
+            return (403, "origin not allowed")
+        }
+        return nil
+    }
+
+    /// A request's headers are in. `declaredBodyLength`: its Content-Length
+    /// on a POST. Routes it, or waits for its body, or refuses it.
+    func begin(_ exchange: HTTPExchange, screen: RequestScreen, declaredBodyLength: Int?) {
+        if let refusal = refusal(of: exchange, screen) {
+            // The body, if any, is not read, and after a cut request line the framing is unknown.
+            return responder.respond(exchange, refusal, closeConnection: true)
+        }
+        if exchange.method == "POST", let declared = declaredBodyLength, declared > 0 {
+            guard declared <= maxRequestBody else {
+                return responder.respond(exchange, HTTPError(status: 413, WireError(
+                    .badMessage, "request body over \(maxRequestBody) bytes")), closeConnection: true)
+            }
+            exchange.expectedBodyLength = declared
+            return  // the body follows
+        }
+        route(exchange)
+    }
+
+    /// The answer to a request refused before routing, or nil to route it.
+    private func refusal(of exchange: HTTPExchange, _ screen: RequestScreen) -> HTTPError? {
+        switch screen {
+        case .cutRequestLine:
+            return HTTPError(status: 400, WireError(.invalidValue, Self.cutRequestLineMessage))
+        case .overAddressCap:
+            return HTTPError(status: 429, WireError(.rateLimited, "too many connections from \(exchange.peerAddress)"))
+        case .pass:
+            let names = exchange.query.filter { $0.value.unicodeScalars.contains(where: \.isControl) }.keys.sorted()
+            guard let name = names.first else { return nil }
+            return HTTPError(status: 400, WireError(.invalidValue, "query argument \(name) holds a control character"))
+        }
+    }
+
+    /// A chunk of the request body; false drops the connection. The
+    /// transport restarts its body timeout at every chunk, so a client
+    /// sending a byte now and then would hold the connection for ever: the
+    /// whole body must arrive within `requestTimeoutSeconds` of the headers.
+    func body(_ exchange: HTTPExchange, _ chunk: UnsafeRawBufferPointer) -> Bool {
+        guard exchange.body.count + chunk.count <= maxRequestBody else { return false }
+        if clock.fresh() - exchange.startedAt > Self.requestTimeoutSeconds {
+            metrics.countRefusal("slowBody")
+            logger.info("dropping slow request body", ["peer": exchange.peerAddress, "path": exchange.route,
+                                                      "received": "\(exchange.body.count)"])
+            return false
+        }
+        exchange.body.append(contentsOf: chunk)
+        return true
+    }
+
+    func bodyComplete(_ exchange: HTTPExchange) {
+        guard exchange.response == nil else { return }
+        route(exchange)
+    }
+
+    func route(_ exchange: HTTPExchange) {
+        switch router.resolve(method: exchange.method, route: exchange.route) {
+        case .success(let handler): handler(exchange)
+        case .failure(let error): responder.respond(exchange, error)
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// C0 and C1 control characters (line breaks, NUL, DEL and the like).
+    var isControl: Bool { properties.generalCategory == .control }
+}

@@ -1,0 +1,80 @@
+import HappyCore
+
+/// Answers HTTP exchanges: records the response, counts and logs it, and
+/// writes it in the exchange's writable callbacks, one chunk at a time.
+final class HTTPResponder {
+    private let metrics: Metrics
+    private let logger: Logger
+    private let scratch: UnsafeMutablePointer<UInt8>
+    private let scratchBytes: Int
+
+    /// `scratch` has `scratchBytes` writable bytes (shared with the write path: one thread).
+    init(metrics: Metrics, logger: Logger, scratch: UnsafeMutablePointer<UInt8>, scratchBytes: Int) {
+        self.metrics = metrics
+        self.logger = logger
+        self.scratch = scratch
+        self.scratchBytes = scratchBytes
+    }
+
+    func respond(_ exchange: HTTPExchange, status: Int, json: [UInt8], headers: [(name: String, value: String)] = []) {
+        respond(exchange, HTTPResponse(status: status, contentType: "application/json", body: json, headers: headers))
+    }
+
+    func respond(_ exchange: HTTPExchange, _ error: HTTPError, closeConnection: Bool = false) {
+        var response = HTTPResponse(status: error.status, contentType: "application/json", body: error.body)
+        response.closeConnection = closeConnection
+        respond(exchange, response)
+    }
+
+    func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) {
+        guard !exchange.isClosed, exchange.response == nil else { return }
+        exchange.response = response
+        countResponse(status: response.status)
+        if response.status >= 400 && response.status != 404 {
+            logger.info("http refused", ["method": exchange.method, "path": exchange.route,
+                                         "status": "\(response.status)", "peer": exchange.peerAddress])
+        }
+        exchange.transport.requestWritable()
+    }
+
+    /// Counts a response by status class (streams count when they start).
+    func countResponse(status: Int) {
+        metrics.httpRequests["\(status / 100)xx", default: 0] += 1
+    }
+
+    /// The exchange's writable callback; `done` is true once the whole
+    /// response is out; false from `ok` means the connection must close.
+    func writeable(_ exchange: HTTPExchange) -> (ok: Bool, done: Bool) {
+        if let streamWriter = exchange.streamWriter { return (streamWriter(exchange), false) }
+        guard let response = exchange.response else { return (true, false) }
+        let base = scratch
+        let end = base + scratchBytes
+        var cursor: UnsafeMutablePointer<UInt8>? = base
+        if !exchange.headersSent {
+            // A 304 has no body, so it names neither a type nor a length.
+            let bodyless = response.status == 304
+            let head = HTTPResponseHead(status: response.status, contentType: bodyless ? nil : response.contentType,
+                                        contentLength: bodyless ? nil : response.body.count,
+                                        cacheControl: response.cacheControl, close: response.closeConnection,
+                                        headers: response.headers)
+            guard exchange.transport.writeHeaders(head, into: &cursor, end: end) else { return (false, false) }
+            exchange.headersSent = true
+        }
+        let room = end - cursor!
+        let chunk = min(room, response.body.count - exchange.bodyOffset)
+        if chunk > 0 {
+            response.body.withUnsafeBufferPointer { body in
+                cursor!.update(from: body.baseAddress! + exchange.bodyOffset, count: chunk)
+            }
+            cursor! += chunk
+            exchange.bodyOffset += chunk
+        }
+        let finished = exchange.bodyOffset >= response.body.count
+        guard exchange.transport.write(base, count: cursor! - base, final: finished) else { return (false, false) }
+        guard finished else {
+            exchange.transport.requestWritable()
+            return (true, false)
+        }
+        return (true, true)
+    }
+}

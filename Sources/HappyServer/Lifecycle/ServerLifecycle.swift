@@ -1,0 +1,10 @@
+/// Whether the server still takes new work. Set once by the composition
+/// root when shutdown begins; read by every component that admits work
+/// (connections, intents, streams).
+final class ServerLifecycle {
+    private(set) var isShuttingDown = false
+
+    func beginShutdown() {
+        isShuttingDown = true
+    }
+}

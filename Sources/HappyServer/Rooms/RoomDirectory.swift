@@ -1,0 +1,132 @@
+import HappyCore
+
+/// The rooms in memory: created on demand, loaded from the store (through
+/// the commit coordinator), counted as occupied while clients hold them,
+/// dropped when idle, trimmed when too many sit empty.
+final class RoomDirectory {
+    /// Seconds an empty room stays in memory before it is dropped (its state stays in the store).
+    static let roomIdleSeconds = 60.0
+    /// The same for a room that was only ever read over HTTP.
+    static let unusedRoomIdleSeconds = 5.0
+
+    private(set) var rooms: [String: RoomRuntime] = [:]
+    /// Rooms with clients (connected or being admitted).
+    private(set) var occupiedCount = 0
+    /// The dragon label's texts (the art's initial text); set once the art is loaded.
+    var dragonStatus = DragonStatus()
+
+    private let config: HappyConfig
+    private let rules: SceneRules
+    private let coordinator: CommitCoordinator
+    private let clusterBus: (any ClusterBus)?
+    private let clock: ServiceClock
+    private let metrics: Metrics
+    private let logger: Logger
+
+    init(config: HappyConfig, coordinator: CommitCoordinator, clusterBus: (any ClusterBus)?, clock: ServiceClock,
+         metrics: Metrics, logger: Logger) {
+        self.config = config
+        rules = config.sceneRules
+        self.coordinator = coordinator
+        self.clusterBus = clusterBus
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Rooms without clients kept in memory: `limits.maxRooms`, so that at
+    /// most twice that many rooms are ever in memory (plus loads in flight).
+    private var idleRoomCap: Int { config.limits.maxRooms }
+
+    subscript(name: String) -> RoomRuntime? { rooms[name] }
+
+    /// The room named `name`, created and loading if it was not in memory.
+    func runtime(for name: String) -> RoomRuntime {
+        if let runtime = rooms[name] {
+            if runtime.loadError != nil {
+                runtime.resetFailedLoad()
+                coordinator.load(name)
+            }
+            return runtime
+        }
+        if rooms.count - occupiedCount >= idleRoomCap + idleRoomCap / 10 + 1 { trimIdleRooms() }
+        let runtime = RoomRuntime(name: name, now: clock.fresh(), logBytes: config.limits.maxQueuedBytes)
+        rooms[name] = runtime
+        if let clusterBus {
+            // Hear of the room's changes and presence from the other nodes
+            // for as long as it is in memory; welcome nobody before that.
+            runtime.awaitingRemotePresence = true
+            clusterBus.watch(room: name)
+        }
+        coordinator.load(name)
+        return runtime
+    }
+
+    /// The room, marked as just used over HTTP (it stays a little while).
+    func touchedRuntime(for name: String) -> RoomRuntime {
+        let runtime = runtime(for: name)
+        runtime.idleSince = clock.fresh()
+        return runtime
+    }
+
+    /// The store's answer for a room being loaded.
+    func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>) {
+        guard let runtime = rooms[name], runtime.isLoading else { return }
+        let capacity = config.limits.historySize
+        switch result {
+        case .success(let stored?):
+            let room = Room<OutboundFrame>(name: name, epoch: stored.epoch,
+                                           snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
+                                           historyCapacity: capacity)
+            for event in stored.history {
+                room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
+            }
+            runtime.dragonStatus = dragonStatus.recover(from: stored.history.lazy.map(\.json))
+            runtime.loaded(room)
+        case .success(nil):
+            let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
+                                           snapshot: RoomSnapshot(seq: 0, scene: rules.defaults),
+                                           historyCapacity: capacity)
+            coordinator.recordCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
+                                                  scene: rules.defaults, events: []))
+            logger.debug("room created", ["room": name, "epoch": room.epoch])
+            runtime.creationPending = true
+            runtime.dragonStatus = dragonStatus.initial
+            runtime.loaded(room)
+        case .failure(let error):
+            logger.error("room could not be loaded", ["room": name, "error": error.message])
+            runtime.finishLoading(nil, error: error)
+        }
+    }
+
+    /// Applies `change` and keeps `occupiedCount` (rooms with clients) right.
+    func changeOccupancy(of runtime: RoomRuntime, _ change: () -> Void) {
+        let before = runtime.isOccupied
+        change()
+        let after = runtime.isOccupied
+        if before != after {
+            occupiedCount += after ? 1 : -1
+            if !after { runtime.idleSince = clock.fresh() }
+        }
+    }
+
+    /// Drops rooms that have been empty and quiet for a while.
+    func evictIdleRooms(now: Double) {
+        for (name, runtime) in rooms where runtime.isEvictable
+            && now - runtime.idleSince > (runtime.wasUsed ? Self.roomIdleSeconds : Self.unusedRoomIdleSeconds) {
+            rooms.removeValue(forKey: name)
+            clusterBus?.unwatch(room: name)
+        }
+    }
+
+    /// Past the cap of rooms without clients (a flood of `GET /api/state`
+    /// for made-up rooms, say), drops the longest idle ones down to the cap;
+    /// the slack above the cap keeps this O(1) per room created on average.
+    private func trimIdleRooms() {
+        let excess = rooms.count - occupiedCount - idleRoomCap
+        guard excess > 0 else { return }
+        let idle = rooms.values.filter(\.isEvictable).sorted { $0.idleSince < $1.idleSince }
+        for runtime in idle.prefix(excess) { rooms.removeValue(forKey: runtime.name) }
+        metrics.roomsTrimmed += min(excess, idle.count)
+    }
+}
