@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "happyserver", targets: ["happyserver"]),
         .executable(name: "happyrender-bench", targets: ["happyrender-bench"]),
         .executable(name: "happyclient", targets: ["happyclient"]),
+        .library(name: "HappyCore", targets: ["HappyCore"]),
+        .library(name: "HappyClientKit", targets: ["HappyClientKit"]),
     ],
     targets: [
         // C libraries from Debian, wrapped with a small shim header each.

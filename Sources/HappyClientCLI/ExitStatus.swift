@@ -1,6 +1,6 @@
 import HappyClientKit
 
-/// The exit codes of `happyclient` (documented in `--help` and the README),
+/// The exit codes of `happyclient` (documented in `--help` and docs/happyclient.md),
 /// from BSD's sysexits where one fits.
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case success = 0

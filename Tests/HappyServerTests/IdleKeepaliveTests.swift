@@ -2,7 +2,7 @@ import Foundation
 import HappyCore
 import XCTest
 
-/// WebSocket keepalive (README, limits): after `pingIntervalSeconds` of
+/// WebSocket keepalive (docs/operations.md, limits): after `pingIntervalSeconds` of
 /// silence the server pings; a peer that does not answer within
 /// `pingTimeoutSeconds` is dropped and its `presence` left is broadcast.
 /// Driven with a raw socket, so the test decides when pongs are sent.

@@ -2,7 +2,7 @@ import Foundation
 import HappyCore
 import XCTest
 
-/// A slow `/stream` reader holds at most one pending frame (README, frames):
+/// A slow `/stream` reader holds at most one pending frame (docs/operations.md, frames):
 /// while it does not read, newer frames replace the pending one instead of
 /// queueing, and once it reads again the next frames end at the latest state.
 final class StreamBackpressureTests: XCTestCase {

@@ -199,7 +199,7 @@ struct ConfigReader {
     // MARK: typed reads
 
     private func unknown(_ key: String) -> ConfigError {
-        ConfigError("\(source): unknown key \"\(key)\" (see the configuration reference in README.md)")
+        ConfigError("\(source): unknown key \"\(key)\" (see the configuration reference in docs/configuration.md)")
     }
 
     private func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> ConfigError {
