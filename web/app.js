@@ -100,7 +100,8 @@ const handlers = {
   },
 
   event(event, { replayed }) {
-    model.state = event.state;
+    // The room's latest scene: a replayed event's own state is older than the welcome's.
+    model.state = connection.state;
     const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
     if (status !== undefined) setStatus(status, event.name === 'room:didReset:' ? null : event.sender.name);
     addLog(`${timeOfDay(event.time)} ${logLine(event)}`, replayed ? 'past' : 'event');
@@ -115,22 +116,17 @@ const handlers = {
     renderAll();
   },
 
-  presence(message) {
-    if (message.joined && !model.presence.has(message.joined.id)) {
-      model.presence.set(message.joined.id, message.joined);
-      model.presenceCount += 1;
-      addLog(`${timeOfDay(Date.now())} ${message.joined.name} joined`, 'note');
-    }
-    if (message.left && model.presence.delete(message.left.id)) {
-      model.presenceCount = Math.max(model.presence.size, model.presenceCount - 1);
-      addLog(`${timeOfDay(Date.now())} ${message.left.name} left`, 'note');
-    }
+  presence({ people, count, joined, left }) {
+    model.presence = new Map(people.map((p) => [p.id, p]));
+    model.presenceCount = count;
+    if (joined) addLog(`${timeOfDay(Date.now())} ${joined.name} joined`, 'note');
+    if (left) addLog(`${timeOfDay(Date.now())} ${left.name} left`, 'note');
     renderPresence();
   },
 
-  serverError(message) {
-    showError(`${message.code}: ${message.message}`);
-    addLog(`${timeOfDay(Date.now())} error ${message.code}: ${message.message}`, 'error');
+  serverError(error) {
+    showError(`${error.code}: ${error.message}`);
+    addLog(`${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, 'error');
   },
 
   state(report) {

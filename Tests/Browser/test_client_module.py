@@ -1,0 +1,326 @@
+"""The client module, /js/happy-client.js, imported by a page of a real happyserver in
+headless Chromium: welcome, intents answered by acks or errors, two clients that see
+each other, pings, a refused room, and reconnecting with resume after the server
+restarts or the socket drops."""
+
+import unittest
+import uuid
+from urllib.parse import parse_qs, urlparse
+
+import support
+from support import wait_for
+
+# Loads the module into the page once, and keeps a record per client of everything it reported.
+# The WebSocket constructor is wrapped only to let a test drop a socket from the page side.
+INSTALL = """
+const done = arguments[arguments.length - 1];
+if (window.clientModule) { done(true); return; }
+const NativeWebSocket = window.WebSocket;
+window.openedSockets = [];
+window.WebSocket = class extends NativeWebSocket {
+  constructor(...args) { super(...args); window.openedSockets.push(this); }
+};
+import('/js/happy-client.js').then((module) => {
+  window.clientModule = module;
+  window.records = {};
+  window.openClient = (key, options) => {
+    const client = module.connect(options);
+    const record = { client, welcomes: [], events: [], states: [], presence: [], resyncs: [], statuses: [],
+                     pointers: [], errors: [] };
+    client.on('welcome', (welcome) => record.welcomes.push(welcome));
+    client.on('event', (event, { replayed }) => record.events.push({ ...event, replayed }));
+    client.on('state', (state, { cause }) => record.states.push({ state, cause }));
+    client.on('presence', (change) => record.presence.push(change));
+    client.on('resync', (resync) => record.resyncs.push(resync));
+    client.on('status', (status) => record.statuses.push(status));
+    client.on('pointers', (change) => record.pointers.push(change));
+    client.on('error', (error) => record.errors.push({ code: error.code, message: error.message }));
+    window.records[key] = record;
+    return client;
+  };
+  done(true);
+}, (error) => done(String(error)));
+"""
+
+# Runs a script body as an async function of `clients` (the page's client objects by key) and
+# `args`; resolves with {value} or, when it throws, {error: {name, code, id, action, fromServer, message}}.
+RUN = """
+const done = arguments[arguments.length - 1];
+const [body, args] = arguments;
+const clients = Object.fromEntries(Object.entries(window.records).map(([key, r]) => [key, r.client]));
+const run = new Function('clients', 'args', 'records', 'module', `return (async () => { ${body} })();`);
+run(clients, args, window.records, window.clientModule).then(
+  (value) => done({ value: value === undefined ? null : value }),
+  (error) => done({ error: { name: error.name, code: error.code ?? null, id: error.id ?? null,
+                             action: error.action ?? null, fromServer: error.fromServer ?? null,
+                             message: String(error.message) } }));
+"""
+
+
+def new_room(prefix):
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class ClientModuleOnAPage(unittest.TestCase):
+    """One browser page on a server, with the module loaded; each test opens its own clients in its own room."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = support.Server().start()
+        cls.driver = support.browser()
+        cls.driver.set_script_timeout(60)
+        cls.load_module(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.close()
+
+    @classmethod
+    def load_module(cls, server):
+        # Any page of the server will do: the module needs only its origin for /ws.
+        cls.driver.get(server.base + "/healthz")
+        loaded = cls.driver.execute_async_script(INSTALL)
+        assert loaded is True, f"the module did not load: {loaded}"
+
+    def tearDown(self):
+        self.driver.execute_script("for (const r of Object.values(window.records || {})) r.client.close();"
+                                   "window.records = {};")
+
+    # In the page
+
+    def open_client(self, key, **options):
+        self.driver.execute_script("window.openClient(arguments[0], arguments[1])", key, options)
+
+    def run_js(self, body, *args):
+        """The value `body` returns, or an AssertionError when it throws."""
+        outcome = self.driver.execute_async_script(RUN, body, list(args))
+        if "error" in outcome:
+            raise AssertionError(f"the page script threw {outcome['error']}")
+        return outcome["value"]
+
+    def rejection(self, body, *args):
+        """The error `body` throws (as a dict); fails when it does not throw."""
+        outcome = self.driver.execute_async_script(RUN, body, list(args))
+        self.assertIn("error", outcome, f"expected a rejection, got {outcome}")
+        return outcome["error"]
+
+    def record(self, key, field):
+        return self.driver.execute_script("return window.records[arguments[0]][arguments[1]]", key, field)
+
+    def client(self, key, expression):
+        """`expression` about the client `c`, evaluated in the page."""
+        return self.driver.execute_script(f"const c = window.records[arguments[0]].client; return {expression};", key)
+
+    def wait(self, predicate, message, timeout=30):
+        return wait_for(self.driver, lambda d: predicate(), timeout, message)
+
+    def connected(self, key, **options):
+        self.open_client(key, **options)
+        return self.run_js("return await clients[args[0]].ready();", key)
+
+    # Tests
+
+    def test_connect_gets_a_welcome_with_the_room_and_its_state(self):
+        room = new_room("welcome")
+        welcome = self.connected("alice", room=room, name="alice")
+        self.assertEqual(welcome["protocol"], 1)
+        self.assertEqual(welcome["room"], room)
+        self.assertEqual(welcome["you"]["name"], "alice")
+        self.assertFalse(welcome["recovered"])
+        self.assertEqual(self.client("alice", "c.state"), self.server.state(room)["state"])
+        self.assertEqual(self.client("alice", "c.seq"), 0)
+        self.assertTrue(self.client("alice", "c.connected"))
+        self.assertEqual([s["phase"] for s in self.record("alice", "statuses")], ["connecting", "connected"])
+        self.assertEqual(self.record("alice", "presence")[-1]["count"], 1)
+        query = parse_qs(urlparse(self.client("alice", "c.url")).query)
+        self.assertEqual((query["room"], query["name"]), ([room], ["alice"]))
+        self.assertNotIn("since", query, "a first connection does not resume")
+
+    def test_an_intent_resolves_with_its_ack_once_the_state_has_changed(self):
+        room = new_room("ack")
+        self.connected("alice", room=room, name="alice")
+        before = self.client("alice", "c.seq")
+        answer = self.run_js("""
+            const ack = await clients.alice.intent('face.setHappiness', 80);
+            return { ack, happinessAtAck: clients.alice.state.face.happiness };""")
+        self.assertEqual(answer["ack"]["seq"], before + 1)
+        self.assertEqual(answer["ack"]["result"], "applied")
+        self.assertEqual(answer["happinessAtAck"], 80, "the event comes before its ack")
+        self.wait(lambda: any(s["cause"] == "event" and s["state"]["face"]["happiness"] == 80
+                              for s in self.record("alice", "states")), "no state event with happiness 80")
+        event = self.record("alice", "events")[-1]
+        self.assertEqual((event["name"], event["seq"], event["replayed"]), ("faceView:didChangeHappiness:", before + 1, False))
+        self.assertEqual(self.server.state(room)["state"]["face"]["happiness"], 80)
+
+        # An object gives the intent's fields; a dragon button at the edge is blocked, still acked.
+        style = self.run_js("return await clients.alice.intent('heart.setStyle', { fillColor: '#00ff00', lineWidth: 3 });")
+        self.assertEqual(style["result"], "applied")
+        self.assertEqual(self.client("alice", "c.state.heart.fillColor"), "#00ff00")
+        blocked = self.run_js("return await clients.alice.intent('dragon.back');")
+        self.assertEqual((blocked["result"], blocked["seq"]), ("blocked", before + 3))
+
+    def test_an_invalid_value_rejects_with_its_code_and_the_connection_stays(self):
+        room = new_room("invalid")
+        self.connected("alice", room=room, name="alice")
+        error = self.rejection("await clients.alice.intent('face.setHappiness', 'very');")
+        self.assertEqual(error["code"], "invalid_value")
+        self.assertEqual((error["name"], error["action"], error["fromServer"]), ("HappyError", "face.setHappiness", True))
+        self.assertTrue(error["id"])
+        self.assertEqual(self.rejection("await clients.alice.intent('face.setHappiness', 50.5);")["code"], "invalid_value")
+        self.assertEqual(self.rejection("await clients.alice.intent('face.frown');")["code"], "unknown_action")
+        self.assertTrue(self.client("alice", "c.connected"))
+        self.assertEqual(self.run_js("return (await clients.alice.intent('face.setHappiness', 20)).result;"), "applied")
+        self.assertEqual(self.record("alice", "errors"), [], "an error that answers an intent is not reported twice")
+
+    def test_a_burst_over_the_rate_limit_is_rejected_as_rate_limited(self):
+        room = new_room("burst")
+        self.connected("alice", room=room, name="alice")
+        codes = self.run_js("""
+            const limits = clients.alice.limits;
+            const sends = [];
+            for (let i = 0; i < limits.intentBurst + 10; i++) sends.push(clients.alice.intent('dragon.toggleHidden'));
+            const outcomes = await Promise.allSettled(sends);
+            return outcomes.map((o) => (o.status === 'fulfilled' ? o.value.result : o.reason.code));""")
+        self.assertIn("rate_limited", codes)
+        self.assertIn("applied", codes)
+        self.assertEqual(set(codes), {"applied", "rate_limited"})
+
+    def test_two_clients_see_each_others_presence_and_events(self):
+        room = new_room("two")
+        self.connected("alice", room=room, name="alice")
+        self.connected("bob", room=room, name="bob")
+        self.wait(lambda: any(change.get("joined", {}).get("name") == "bob" for change in self.record("alice", "presence")),
+                  "alice did not see bob join")
+        self.assertEqual(sorted(p["name"] for p in self.client("alice", "c.people")), ["alice", "bob"])
+        self.assertEqual(self.client("bob", "c.peopleCount"), 2)
+
+        ack = self.run_js("return await clients.bob.intent('dragon.forward');")
+        self.wait(lambda: any(e["seq"] == ack["seq"] for e in self.record("alice", "events")), "alice missed bob's event")
+        event = next(e for e in self.record("alice", "events") if e["seq"] == ack["seq"])
+        self.assertEqual((event["name"], event["sender"]["name"]), ("forwardButtonClicked:", "bob"))
+        self.assertEqual(self.client("alice", "c.state.dragon.x"), 20)
+
+        self.run_js("await clients.alice.intent('heart.setRate', 0.75);")
+        self.wait(lambda: self.client("bob", "c.state.heart.rate") == 0.75, "bob did not see alice's heart")
+
+        # A listener removed with the function `on` returned hears nothing more.
+        self.run_js("""
+            window.heard = 0;
+            const stop = clients.bob.on('event', () => { window.heard += 1; });
+            await clients.alice.intent('dragon.forward');
+            await clients.bob.ping();
+            stop();
+            await clients.alice.intent('dragon.forward');
+            await clients.bob.ping();""")
+        self.assertEqual(self.driver.execute_script("return window.heard"), 1)
+
+        self.driver.execute_script("window.records.bob.client.close()")
+        self.wait(lambda: any(change.get("left", {}).get("name") == "bob" for change in self.record("alice", "presence")),
+                  "alice did not see bob leave")
+        self.assertEqual(self.client("alice", "c.peopleCount"), 1)
+        self.assertEqual(self.record("bob", "statuses")[-1]["phase"], "closed")
+        self.assertEqual(self.rejection("await clients.bob.intent('dragon.forward');")["code"], "closed")
+
+    def test_ping_measures_the_round_trip_and_the_server_clock(self):
+        self.connected("alice", room=new_room("ping"), name="alice")
+        answer = self.run_js("const ms = await clients.alice.ping(); return { ms, off: clients.alice.serverNow() - Date.now() };")
+        self.assertGreaterEqual(answer["ms"], 0)
+        self.assertLess(answer["ms"], 5000)
+        # The server runs on this machine's clock.
+        self.assertLess(abs(answer["off"]), 250)
+
+    def test_a_refused_room_rejects_ready_and_is_not_retried(self):
+        self.open_client("bad", room="no spaces!", name="alice")
+        error = self.rejection("await clients.bad.ready();")
+        self.assertEqual(error["code"], "refused")
+        self.assertIn("1008", error["message"])
+        status = self.client("bad", "c.status")
+        self.assertEqual((status["phase"], status["code"]), ("refused", 1008))
+        self.assertIn("room", status["reason"])
+
+    def test_pointers_are_not_sent_to_a_server_that_did_not_announce_them(self):
+        self.connected("alice", room=new_room("pointer"), name="alice")
+        self.assertFalse(self.client("alice", "c.supportsPointers"))
+        self.run_js("clients.alice.sendPointer('face', 0.5, 0.5, 'drag'); await new Promise((r) => setTimeout(r, 200));"
+                    "await clients.alice.ping();")
+        self.assertEqual(self.record("alice", "errors"), [], "the server was sent a message it does not know")
+
+    def test_events_missed_while_the_socket_was_down_are_replayed_on_resume(self):
+        room = new_room("replay")
+        # alice waits at least 1.5 s before reconnecting, so bob's intent lands while she is away.
+        self.connected("alice", room=room, name="alice", reconnect={"minDelayMs": 3000})
+        self.connected("bob", room=room, name="bob")
+        self.run_js("await clients.bob.intent('face.setHappiness', 70);")
+        self.wait(lambda: self.client("alice", "c.seq") == 1, "alice did not see the first event")
+
+        # An intent in flight when the socket drops is rejected, not sent again.
+        lost = self.rejection("""
+            const sent = clients.alice.intent('heart.setRate', 0.2);
+            const socket = window.openedSockets.find((s) => s.url === clients.alice.url && s.readyState === 1);
+            socket.close(4000, 'dropped by the test');
+            await sent;""")
+        self.assertEqual((lost["code"], lost["action"]), ("connection_lost", "heart.setRate"))
+        self.wait(lambda: self.client("alice", "c.status.phase") == "reconnecting", "alice did not notice the drop")
+        self.assertEqual(self.rejection("await clients.alice.intent('dragon.forward');")["code"], "not_connected")
+        ack = self.run_js("return await clients.bob.intent('dragon.forward');")
+
+        self.wait(lambda: len(self.record("alice", "welcomes")) == 2, "alice did not reconnect")
+        welcome = self.record("alice", "welcomes")[1]
+        self.assertTrue(welcome["recovered"])
+        query = parse_qs(urlparse(self.client("alice", "c.url")).query)
+        self.assertEqual((query["since"], query["epoch"]), (["1"], [welcome["epoch"]]))
+        self.wait(lambda: self.client("alice", "c.seq") == ack["seq"], "alice did not catch up")
+        replayed = [e for e in self.record("alice", "events") if e["replayed"]]
+        self.assertIn(("forwardButtonClicked:", "bob"), [(e["name"], e["sender"]["name"]) for e in replayed])
+        self.assertEqual(self.client("alice", "c.state"), self.server.state(room)["state"])
+        self.assertEqual(self.client("alice", "c.status.phase"), "connected")
+
+
+class ClientModuleAcrossARestart(unittest.TestCase):
+    """The module's client reconnects on its own after the server restarts and resumes with since."""
+
+    def test_reconnects_and_resumes_after_the_server_restarts(self):
+        server = support.Server().start()
+        driver = support.browser()
+        try:
+            driver.set_script_timeout(60)
+            driver.get(server.base + "/healthz")
+            self.assertIs(driver.execute_async_script(INSTALL), True)
+            room = new_room("restart")
+            driver.execute_script("window.openClient('alice', arguments[0])", {"room": room, "name": "alice"})
+
+            def run_js(body):
+                outcome = driver.execute_async_script(RUN, body, [])
+                self.assertNotIn("error", outcome)
+                return outcome["value"]
+
+            def client(expression):
+                return driver.execute_script(f"const c = window.records.alice.client; return {expression};")
+
+            run_js("await clients.alice.ready(); await clients.alice.intent('dragon.forward');")
+            epoch = client("c.epoch")
+
+            server.stop()
+            wait_for(driver, lambda d: client("c.status.phase") == "reconnecting", 30, "the drop was not noticed")
+            self.assertFalse(client("c.connected"))
+            server.start()
+
+            wait_for(driver, lambda d: client("c.connected"), 60, f"no reconnect: {client('c.status')}")
+            welcome = client("c.welcome")
+            self.assertTrue(welcome["recovered"])
+            self.assertEqual(welcome["epoch"], epoch, "the room's history survived the restart")
+            query = parse_qs(urlparse(client("c.url")).query)
+            self.assertEqual((query["since"], query["epoch"]), (["1"], [epoch]))
+            phases = [s["phase"] for s in driver.execute_script("return window.records.alice.statuses")]
+            self.assertEqual(phases[-1], "connected")
+            self.assertIn("reconnecting", phases)
+            ack = run_js("return await clients.alice.intent('dragon.back');")
+            self.assertEqual((ack["seq"], ack["result"]), (2, "applied"))
+        finally:
+            driver.quit()
+            server.close()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
