@@ -11,6 +11,19 @@ enum LWSHeaders {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Tokens of the headers lws parses itself, by lower-case name.
+    private static let tokens: [String: lws_token_indexes] = [
+        "authorization": WSI_TOKEN_HTTP_AUTHORIZATION, "if-none-match": WSI_TOKEN_HTTP_IF_NONE_MATCH,
+        "origin": WSI_TOKEN_ORIGIN, "x-forwarded-for": WSI_TOKEN_X_FORWARDED_FOR,
+        "content-length": WSI_TOKEN_HTTP_CONTENT_LENGTH,
+    ]
+
+    /// A header by lower-case name, whether lws has a token for it or not.
+    static func named(_ wsi: OpaquePointer, _ name: String) -> String? {
+        if let token = tokens[name] { return value(wsi, token) }
+        return custom(wsi, name)
+    }
+
     /// A header lws has no token for, named in lower case (`x-happy-name`).
     static func custom(_ wsi: OpaquePointer, _ name: String) -> String? {
         let key = name.lowercased() + ":"

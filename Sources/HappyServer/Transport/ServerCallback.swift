@@ -157,9 +157,9 @@ extension HappyServer {
         guard let (method, path) = LWSHeaders.methodAndPath(wsi) else { return -1 }
         let (screen, client) = screen(wsi)
         var headers: [String: String] = [:]
-        if let value = LWSHeaders.value(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) { headers["authorization"] = value }
-        if let value = LWSHeaders.value(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH) { headers["if-none-match"] = value }
-        if let value = LWSHeaders.custom(wsi, "x-happy-name") { headers["x-happy-name"] = value }
+        for name in HTTPExchange.capturedHeaders {
+            if let value = LWSHeaders.named(wsi, name) { headers[name] = value }
+        }
         let exchange = HTTPExchange(transport: LWSExchangeTransport(wsi: wsi), method: method, path: path,
                                     query: LWSHeaders.queryArguments(wsi), headers: headers, peerAddress: client,
                                     startedAt: clock.fresh())
