@@ -79,8 +79,8 @@ public final class HappyServer: @unchecked Sendable {
                               metrics: metrics, logger: logger, clock: clock, scratch: scratch,
                               scratchBytes: Broadcaster.writeBatchBytes, roomAndRole: { [api] in api.roomAndRole($0) })
         cluster = ClusterLink(bus: clusterBus, directory: directory, coordinator: coordinator, broadcaster: broadcaster,
-                              frames: frames, config: config, metrics: metrics, logger: logger)
-        delivery = IntentDelivery(directory: directory, broadcaster: broadcaster, responder: responder, frames: frames,
+                              streams: frames.streams, config: config, metrics: metrics, logger: logger)
+        delivery = IntentDelivery(directory: directory, broadcaster: broadcaster, responder: responder, streams: frames.streams,
                                   cluster: cluster, metrics: metrics)
         coordinator.delegate = delivery
         intake = MessageIntake(limits: limits, access: access, coordinator: coordinator, broadcaster: broadcaster,
@@ -101,7 +101,7 @@ public final class HappyServer: @unchecked Sendable {
     func gauges() -> MetricsGauges {
         MetricsGauges(connections: registry.connections.count, rooms: directory.rooms.count,
                       occupiedRooms: directory.occupiedCount, storeHealthy: coordinator.storeHealthy,
-                      frameStreams: frames.streams.count, uptimeSeconds: clock.fresh() - startedAt,
+                      frameStreams: frames.streams.open.count, uptimeSeconds: clock.fresh() - startedAt,
                       process: ProcessStats.read())
     }
 
@@ -115,7 +115,7 @@ public final class HappyServer: @unchecked Sendable {
         let fdLimit = try host.start(config: config, webRoot: webRoot, mountPoints: http.router.mountPoints,
                                      owner: owner, debugLogging: logger.isEnabled(.debug))
         inbox.attach(host.handle)
-        frames.scheduleTick = { [host] delay in host.scheduleStreamTick(afterSeconds: delay) }
+        frames.streams.scheduleTick = { [host] delay in host.scheduleStreamTick(afterSeconds: delay) }
         registry.releaseFreeMemory = LWSServerHost.releaseFreeMemory
         cluster.start(inbox: inbox)
         host.scheduleSweep(afterSeconds: 1)
@@ -176,7 +176,7 @@ public final class HappyServer: @unchecked Sendable {
         ServiceThread.assertCurrent()
         let now = clock.fresh()
         registry.sweep(now: now)
-        frames.sweep(now: now)
+        frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
         host.scheduleSweep(afterSeconds: 1)
@@ -190,7 +190,7 @@ public final class HappyServer: @unchecked Sendable {
         shutdownDeadline = clock.fresh() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                            "connections": "\(registry.connections.count)",
-                                           "streams": "\(frames.streams.count)"])
+                                           "streams": "\(frames.streams.open.count)"])
     }
 
     /// Runs after every loop turn while shutting down (the sweep timer
@@ -201,9 +201,9 @@ public final class HappyServer: @unchecked Sendable {
             // Time to deliver what is recorded, then for the close handshakes.
             shutdownDeadline = max(shutdownDeadline, clock.fresh() + 1 + Double(Broadcaster.closeAckSeconds))
             registry.closeAll(reason: "server shutting down")
-            frames.endStreams()
+            frames.streams.endStreams()
         }
-        if (closingClients && registry.connections.isEmpty && frames.streams.isEmpty) || clock.fresh() > shutdownDeadline {
+        if (closingClients && registry.connections.isEmpty && frames.streams.open.isEmpty) || clock.fresh() > shutdownDeadline {
             stopped = true
         }
     }

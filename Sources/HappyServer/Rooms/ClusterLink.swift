@@ -10,19 +10,19 @@ final class ClusterLink: @unchecked Sendable {
     private let directory: RoomDirectory
     private let coordinator: CommitCoordinator
     private let broadcaster: Broadcaster
-    private let frames: FrameService
+    private let streams: FrameStreams
     private let rules: SceneRules
     private let presenceBroadcastMax: Int
     private let metrics: Metrics
     private let logger: Logger
 
     init(bus: (any ClusterBus)?, directory: RoomDirectory, coordinator: CommitCoordinator, broadcaster: Broadcaster,
-         frames: FrameService, config: HappyConfig, metrics: Metrics, logger: Logger) {
+         streams: FrameStreams, config: HappyConfig, metrics: Metrics, logger: Logger) {
         self.bus = bus
         self.directory = directory
         self.coordinator = coordinator
         self.broadcaster = broadcaster
-        self.frames = frames
+        self.streams = streams
         rules = config.sceneRules
         presenceBroadcastMax = config.limits.presenceBroadcastMax
         self.metrics = metrics
@@ -122,7 +122,7 @@ final class ClusterLink: @unchecked Sendable {
             metrics.events += frames.count
             for frame in frames { broadcaster.broadcast(frame.element, in: runtime) }
             followDragonStatus(runtime, events: missing)
-            self.frames.refreshStreams(of: runtime)
+            streams.refreshStreams(of: runtime)
             return
         }
         room.replace(epoch: stored.epoch, snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene))
@@ -131,7 +131,7 @@ final class ClusterLink: @unchecked Sendable {
         }
         runtime.dragonStatus = directory.dragonStatus.recover(from: stored.history.lazy.map(\.json))
         broadcaster.resyncMembers(of: runtime)
-        self.frames.refreshStreams(of: runtime)
+        streams.refreshStreams(of: runtime)
     }
 
     /// Follows events recorded by another node, keeping the label when none

@@ -13,16 +13,16 @@ final class IntentDelivery: CommitCoordinatorDelegate {
     private let directory: RoomDirectory
     private let broadcaster: Broadcaster
     private let responder: HTTPResponder
-    private let frames: FrameService
+    private let streams: FrameStreams
     private let cluster: ClusterLink
     private let metrics: Metrics
 
-    init(directory: RoomDirectory, broadcaster: Broadcaster, responder: HTTPResponder, frames: FrameService,
+    init(directory: RoomDirectory, broadcaster: Broadcaster, responder: HTTPResponder, streams: FrameStreams,
          cluster: ClusterLink, metrics: Metrics) {
         self.directory = directory
         self.broadcaster = broadcaster
         self.responder = responder
-        self.frames = frames
+        self.streams = streams
         self.cluster = cluster
         self.metrics = metrics
     }
@@ -63,7 +63,7 @@ final class IntentDelivery: CommitCoordinatorDelegate {
     }
 
     func batchDelivered(_ intents: [PendingIntent]) {
-        frames.refreshStreams(after: intents)
+        streams.refreshStreams(after: intents)
     }
 
     func answer(_ reply: ReplyTarget, error: WireError) {

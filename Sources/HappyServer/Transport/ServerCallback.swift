@@ -25,7 +25,7 @@ func happySweepCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
 func happyStreamTickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
     guard let sul, let owner = happy_timer_owner(sul) else { return }
     ServiceThread.assertCurrent()
-    Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue().frames.tick()
+    Unmanaged<HappyServer>.fromOpaque(owner).takeUnretainedValue().frames.streams.tick()
 }
 
 extension HappyServer {
