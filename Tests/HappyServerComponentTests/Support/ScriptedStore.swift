@@ -1,0 +1,72 @@
+import Foundation
+import HappyCore
+
+/// A room store that records every commit and can be told to fail. When
+/// asynchronous, the server calls it from its store worker thread and the
+/// results come back through the inbox (like SQLite or Redis); otherwise
+/// inline (like the memory store).
+final class ScriptedStore: RoomStore, @unchecked Sendable {
+    let isSynchronous: Bool
+    let kind = "scripted"
+    let keepsHistory: Bool
+
+    private let lock = NSLock()
+    private var rooms: [String: StoredRoom] = [:]
+    private var recordedCommits: [[RoomCommit]] = []
+    private var loads: [String] = []
+    private var failure: StoreError?
+
+    init(synchronous: Bool, keepsHistory: Bool = false) {
+        isSynchronous = synchronous
+        self.keepsHistory = keepsHistory
+    }
+
+    /// Every `commit` call's commits, in order (failed calls included).
+    var commitCalls: [[RoomCommit]] { locked { recordedCommits } }
+    var loadedRooms: [String] { locked { loads } }
+
+    /// Makes the next writes fail with `error` (nil: succeed again).
+    func failWrites(with error: StoreError?) {
+        locked { failure = error }
+    }
+
+    /// A room the store holds before anyone asks.
+    func seed(_ room: StoredRoom) {
+        locked { rooms[room.name] = room }
+    }
+
+    func stored(_ name: String) -> StoredRoom? {
+        locked { rooms[name] }
+    }
+
+    func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
+        locked {
+            loads.append(name)
+            return rooms[name]
+        }
+    }
+
+    func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
+        let refusal: StoreError? = locked {
+            recordedCommits.append(commits)
+            if let failure { return failure }
+            for commit in commits {
+                var history = rooms[commit.room].map { $0.epoch == commit.epoch ? $0.history : [] } ?? []
+                history += commit.events
+                rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
+                                                scene: commit.scene, history: history)
+            }
+            return nil
+        }
+        if let refusal { throw refusal }
+        return []
+    }
+
+    func close() {}
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}
