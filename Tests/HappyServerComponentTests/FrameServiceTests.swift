@@ -124,10 +124,10 @@ final class FrameServiceTests: XCTestCase {
         let test = try serverWithArt()
         let stream = test.begin("GET", "/stream/face.png", query: ["w": "32", "h": "32"])
 
-        XCTAssertEqual(test.server.frames.streams.count, 1)
+        XCTAssertEqual(test.server.frames.streams.open.count, 1)
         XCTAssertEqual(test.metrics.streamsOpened, 1)
         XCTAssertTrue(stream.transport.keptOpenWithoutTimeout)
-        XCTAssertEqual(stream.transport.sendBufferLimits, [FrameService.socketSendBufferBytes])
+        XCTAssertEqual(stream.transport.sendBufferLimits, [FrameStreams.socketSendBufferBytes])
         XCTAssertTrue(stream.transport.writablePending)
         test.pump(stream)
         XCTAssertEqual(stream.status, 200)
@@ -145,7 +145,7 @@ final class FrameServiceTests: XCTestCase {
         XCTAssertFalse(stream.transport.finalWritten, "a stream runs until its client goes")
 
         stream.exchange.finish()  // the client hung up
-        XCTAssertTrue(test.server.frames.streams.isEmpty)
+        XCTAssertTrue(test.server.frames.streams.open.isEmpty)
         XCTAssertTrue(test.server.directory["lobby"]?.frameStreams.isEmpty == true)
     }
 
@@ -155,6 +155,6 @@ final class FrameServiceTests: XCTestCase {
         let stream = test.request("GET", "/stream/face.png")
         XCTAssertEqual(stream.status, 503)
         XCTAssertEqual(stream.json?["message"]?.stringValue, "server shutting down")
-        XCTAssertTrue(test.server.frames.streams.isEmpty)
+        XCTAssertTrue(test.server.frames.streams.open.isEmpty)
     }
 }

@@ -90,7 +90,7 @@ final class TestServer {
     func sweep() {
         let now = server.clock.fresh()
         server.registry.sweep(now: now)
-        server.frames.sweep(now: now)
+        server.frames.streams.sweep(now: now)
         server.directory.evictIdleRooms(now: now)
         server.api.sweep(now: now)
     }
