@@ -64,6 +64,12 @@ extension HappyConfig {
         guard limits.maxConnectionsPerAddress >= 0 else {
             throw fail("limits.maxConnectionsPerAddress", "must not be negative (0 means no cap)")
         }
+        guard limits.pointersPerSecond > 0 else { throw fail("limits.pointersPerSecond", "must be greater than 0") }
+        guard (1...60_000).contains(limits.pointerIntervalMs) else {
+            throw fail("limits.pointerIntervalMs", "must be between 1 and 60000")
+        }
+        guard limits.maxPointersPerBatch >= 1 else { throw fail("limits.maxPointersPerBatch", "must be at least 1") }
+        guard persistence.historyLimit >= 0 else { throw fail("persistence.historyLimit", "must not be negative") }
 
         guard tls.cert.isEmpty == tls.key.isEmpty else { throw fail("tls", "needs both cert and key, or neither") }
         if !cluster.redis.isEmpty, RedisURL(cluster.redis) == nil {
@@ -99,6 +105,7 @@ struct ConfigReader {
                     switch k {
                     case "enabled": config.persistence.enabled = try bool(v, name)
                     case "fsync": config.persistence.fsync = try bool(v, name)
+                    case "historyLimit": config.persistence.historyLimit = try integer(v, name)
                     default: throw unknown(name)
                     }
                 }
@@ -191,6 +198,9 @@ struct ConfigReader {
             case "historySize": l.historySize = try integer(v, name)
             case "presenceBroadcastMax": l.presenceBroadcastMax = try integer(v, name)
             case "maxConnectionsPerAddress": l.maxConnectionsPerAddress = try integer(v, name)
+            case "pointersPerSecond": l.pointersPerSecond = try number(v, name)
+            case "pointerIntervalMs": l.pointerIntervalMs = try integer(v, name)
+            case "maxPointersPerBatch": l.maxPointersPerBatch = try integer(v, name)
             default: throw unknown(name)
             }
         }

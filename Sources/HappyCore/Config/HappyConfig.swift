@@ -52,11 +52,19 @@ public struct HappyConfig: Equatable, Sendable {
         public var presenceBroadcastMax = 1000
         /// Open TCP connections (WebSocket and HTTP) from one address; 0 means no cap.
         public var maxConnectionsPerAddress = 512
+        /// Pointer messages one client may send per second; more are dropped silently.
+        public var pointersPerSecond = 30.0
+        /// At most one `pointers` message per room in this many milliseconds.
+        public var pointerIntervalMs = 50
+        /// Pointers in one `pointers` message (and in `welcome.pointers`).
+        public var maxPointersPerBatch = 50
     }
 
     public struct PersistenceSection: Equatable, Sendable {
         public var enabled = true
         public var fsync = true
+        /// Events a room keeps on disk for history and replay.
+        public var historyLimit = 100_000
     }
 
     public struct AuthSection: Equatable, Sendable {
