@@ -222,13 +222,13 @@ public final class ClientLoop: @unchecked Sendable {
 /// Hands the context's callbacks to the loop (which keeps this object and
 /// outlives its context), so that the loop's own API stays free of lws.
 final class ClientLoopCallbacks: LWSCallbackHandler {
-    unowned(unsafe) let loop: ClientLoop
+    private let loop: Unmanaged<ClientLoop>
 
     init(loop: ClientLoop) {
-        self.loop = loop
+        self.loop = Unmanaged.passUnretained(loop)
     }
 
     func handleCallback(_ callback: LWSCallback) -> Int32 {
-        loop.handleCallback(callback)
+        loop._withUnsafeGuaranteedRef { $0.handleCallback(callback) }
     }
 }

@@ -1,7 +1,7 @@
 /// Reading a request's (or, on a client, a handshake answer's) headers, URI
 /// and query arguments, and the peer's address. Headers are only there while
 /// lws still holds them: on a server from the first HTTP callback to the
-/// answer, on a client until `CLIENT_FILTER_PRE_ESTABLISH` (they are freed
+/// answer (to `ESTABLISHED` for a WebSocket upgrade), on a client until `CLIENT_FILTER_PRE_ESTABLISH` (they are freed
 /// before `CLIENT_ESTABLISHED`).
 public import CWebSockets
 
@@ -17,31 +17,31 @@ public struct LWSHeader: Hashable, Sendable {
     @inlinable
     var token: lws_token_indexes { lws_token_indexes(rawValue: rawValue) }
 
-    /// The request target of a GET (path and query), and likewise for the other methods.
-    public static let getURI = LWSHeader(WSI_TOKEN_GET_URI)
-    public static let postURI = LWSHeader(WSI_TOKEN_POST_URI)
-    public static let headURI = LWSHeader(WSI_TOKEN_HEAD_URI)
-    public static let putURI = LWSHeader(WSI_TOKEN_PUT_URI)
-    public static let deleteURI = LWSHeader(WSI_TOKEN_DELETE_URI)
-    public static let patchURI = LWSHeader(WSI_TOKEN_PATCH_URI)
-    public static let optionsURI = LWSHeader(WSI_TOKEN_OPTIONS_URI)
+    /// The path of a GET request (lws keeps the query apart), and likewise for the other methods.
+    @inlinable public static var getURI: LWSHeader { LWSHeader(WSI_TOKEN_GET_URI) }
+    @inlinable public static var postURI: LWSHeader { LWSHeader(WSI_TOKEN_POST_URI) }
+    @inlinable public static var headURI: LWSHeader { LWSHeader(WSI_TOKEN_HEAD_URI) }
+    @inlinable public static var putURI: LWSHeader { LWSHeader(WSI_TOKEN_PUT_URI) }
+    @inlinable public static var deleteURI: LWSHeader { LWSHeader(WSI_TOKEN_DELETE_URI) }
+    @inlinable public static var patchURI: LWSHeader { LWSHeader(WSI_TOKEN_PATCH_URI) }
+    @inlinable public static var optionsURI: LWSHeader { LWSHeader(WSI_TOKEN_OPTIONS_URI) }
     /// The request line's HTTP version; empty when lws cut the line short.
-    public static let httpVersion = LWSHeader(WSI_TOKEN_HTTP)
+    @inlinable public static var httpVersion: LWSHeader { LWSHeader(WSI_TOKEN_HTTP) }
     /// The query string, in `&`-separated fragments (see `queryArguments()`).
-    public static let uriArguments = LWSHeader(WSI_TOKEN_HTTP_URI_ARGS)
-    public static let host = LWSHeader(WSI_TOKEN_HOST)
-    public static let origin = LWSHeader(WSI_TOKEN_ORIGIN)
-    public static let authorization = LWSHeader(WSI_TOKEN_HTTP_AUTHORIZATION)
-    public static let forwardedFor = LWSHeader(WSI_TOKEN_X_FORWARDED_FOR)
-    public static let ifNoneMatch = LWSHeader(WSI_TOKEN_HTTP_IF_NONE_MATCH)
-    public static let contentLength = LWSHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH)
-    public static let contentType = LWSHeader(WSI_TOKEN_HTTP_CONTENT_TYPE)
-    public static let cacheControl = LWSHeader(WSI_TOKEN_HTTP_CACHE_CONTROL)
-    public static let connection = LWSHeader(WSI_TOKEN_CONNECTION)
+    @inlinable public static var uriArguments: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_URI_ARGS) }
+    @inlinable public static var host: LWSHeader { LWSHeader(WSI_TOKEN_HOST) }
+    @inlinable public static var origin: LWSHeader { LWSHeader(WSI_TOKEN_ORIGIN) }
+    @inlinable public static var authorization: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_AUTHORIZATION) }
+    @inlinable public static var forwardedFor: LWSHeader { LWSHeader(WSI_TOKEN_X_FORWARDED_FOR) }
+    @inlinable public static var ifNoneMatch: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_IF_NONE_MATCH) }
+    @inlinable public static var contentLength: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH) }
+    @inlinable public static var contentType: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_TYPE) }
+    @inlinable public static var cacheControl: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CACHE_CONTROL) }
+    @inlinable public static var connection: LWSHeader { LWSHeader(WSI_TOKEN_CONNECTION) }
     /// `Sec-WebSocket-Protocol`: offered (server) or selected (client handshake answer).
-    public static let subprotocol = LWSHeader(WSI_TOKEN_PROTOCOL)
+    @inlinable public static var subprotocol: LWSHeader { LWSHeader(WSI_TOKEN_PROTOCOL) }
     /// `Sec-WebSocket-Extensions`: offered (server) or accepted (client handshake answer).
-    public static let extensions = LWSHeader(WSI_TOKEN_EXTENSIONS)
+    @inlinable public static var extensions: LWSHeader { LWSHeader(WSI_TOKEN_EXTENSIONS) }
 
     /// The request-target headers, one per method, in the order they are tried.
     static let methodTargets: [(method: String, header: LWSHeader)] = [

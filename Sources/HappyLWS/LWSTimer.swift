@@ -2,7 +2,7 @@
 /// `lws_sorted_usec_list_t`), running a Swift closure on the service thread.
 /// lws calls back with only the list entry's address; the entry sits first
 /// in a `happy_timer` whose `owner` is the timer object.
-public import CWebSockets
+internal import CWebSockets
 
 /// A timer that runs `action` on the service thread when due. Schedule it
 /// again from `action` for a periodic one. Cancel it (or let it fire)
