@@ -49,6 +49,10 @@ let package = Package(
         // Server-rendered frames: the only module that imports Cairo.
         .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo"]),
 
+        // The one Swift boundary around libwebsockets, shared by server and client:
+        // connections, user data, callbacks, timers, contexts, message assembly.
+        .target(name: "HappyLWS", dependencies: ["CWebSockets", "HappyCore"]),
+
         // The server: the only module that touches libwebsockets on the server side.
         .target(
             name: "HappyServer",
@@ -68,7 +72,7 @@ let package = Package(
 
         // WebSocket client on the libwebsockets client API, and a room session
         // on top of it (reconnect, resume, intents matched to their answers).
-        .target(name: "HappyClientKit", dependencies: ["HappyCore", "CWebSockets"]),
+        .target(name: "HappyClientKit", dependencies: ["HappyCore", "HappyLWS"]),
 
         // The terminal client: argument parser, commands, output, the `play` screen.
         .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender"]),
@@ -83,6 +87,7 @@ let package = Package(
         .testTarget(name: "HappyCoreTests", dependencies: ["HappyCore"]),
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
         .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
+        .testTarget(name: "HappyLWSTests", dependencies: ["HappyLWS", "HappyCore"]),
         .testTarget(name: "HappyClientKitTests", dependencies: ["HappyClientKit", "HappyCore"]),
         .testTarget(name: "HappyClientCLITests", dependencies: ["HappyClientCLI", "HappyClientKit", "HappyCore"]),
         // The server's components in-process: fake transports, a manual clock, no sockets.

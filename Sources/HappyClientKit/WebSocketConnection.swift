@@ -1,5 +1,5 @@
-import CWebSockets
 import Foundation
+internal import HappyLWS
 import Synchronization
 
 /// Something that happened on a WebSocket connection.
@@ -54,7 +54,7 @@ public struct WebSocketOptions: Sendable {
 /// Without a delegate, events are queued for `nextEvent(timeout:)`.
 public final class WebSocketConnection: @unchecked Sendable {
     enum Outgoing {
-        case message([UInt8], mode: Int32)
+        case message([UInt8], mode: WriteMode, endsMessage: Bool)
         case close(code: UInt16, reason: String)
     }
 
@@ -64,18 +64,18 @@ public final class WebSocketConnection: @unchecked Sendable {
     let loop: ClientLoop
 
     // Loop-thread state.
-    var wsi: OpaquePointer?
+    /// Known from the connect call (or from CLIENT_ESTABLISHED); nil once finished.
+    var lwsConnection: LWSConnection?
     var finished = false
-    var partial: [UInt8] = []
-    var partialBinary = false
+    /// Messages from the server have no size limit here.
+    var assembler = MessageAssembler(limit: .max)
     var peerCloseCode: UInt16?
     var peerCloseReason = ""
     /// The subprotocol named in the server's handshake answer.
     var selectedSubprotocol: String?
     private let acceptedExtensions = Mutex<String?>(nil)
-    var cStrings: [UnsafeMutablePointer<CChar>] = []
-    /// Lives as long as the connection: lws keeps a pointer to it.
-    let keepalivePolicy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
+    /// The C strings of the connect request, alive as long as the connection.
+    let cStrings = CStringArena()
 
     private let outgoing = Mutex<[Outgoing]>([])
     private let events = EventQueue<WebSocketEvent>()
@@ -89,17 +89,6 @@ public final class WebSocketConnection: @unchecked Sendable {
         usesQueue = delegate == nil
     }
 
-    deinit {
-        for string in cStrings { free(string) }
-        keepalivePolicy.deallocate()
-    }
-
-    func cString(_ text: String) -> UnsafePointer<CChar> {
-        let copy = strdup(text)!
-        cStrings.append(copy)
-        return UnsafePointer(copy)
-    }
-
     // MARK: any thread
 
     /// The server's `Sec-WebSocket-Extensions` answer (nil: none), known once the connection is open.
@@ -109,19 +98,18 @@ public final class WebSocketConnection: @unchecked Sendable {
     }
 
     public func send(text: String) {
-        enqueue(.message(Array(text.utf8), mode: happy_write_text))
+        enqueue(.message(Array(text.utf8), mode: .text, endsMessage: true))
     }
 
     public func send(bytes: [UInt8], binary: Bool = false) {
-        enqueue(.message(bytes, mode: binary ? happy_write_binary : happy_write_text))
+        enqueue(.message(bytes, mode: binary ? .binary : .text, endsMessage: true))
     }
 
     /// Sends one text message split into frames (a fragmented message).
     public func send(fragments: [String]) {
         for (index, fragment) in fragments.enumerated() {
-            var mode = index == 0 ? happy_write_text : happy_write_continuation
-            if index < fragments.count - 1 { mode |= happy_write_no_fin }
-            enqueue(.message(Array(fragment.utf8), mode: mode))
+            enqueue(.message(Array(fragment.utf8), mode: index == 0 ? .text : .continuation,
+                             endsMessage: index == fragments.count - 1))
         }
     }
 

@@ -1,0 +1,58 @@
+/// `LWSContextHandle`: an lws context pointer that may cross threads, and
+/// `LWSProcess`: process-wide settings every lws program wants.
+public import CWebSockets
+
+/// An lws context that other threads may wake. Only `cancelService` is safe
+/// off the service thread: it makes the service thread's current (or next)
+/// wait return with `LWS_CALLBACK_EVENT_WAIT_CANCELLED`, where it drains what
+/// those threads queued for it.
+public struct LWSContextHandle: Hashable, @unchecked Sendable {
+    /// The lws context (`struct lws_context *`).
+    public let pointer: OpaquePointer
+
+    @inlinable
+    public init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    /// Wakes the service thread; callable from any thread.
+    @inlinable
+    public func cancelService() {
+        lws_cancel_service(pointer)
+    }
+}
+
+/// Process-wide settings for a program serving sockets through lws.
+public enum LWSProcess {
+    /// A peer that hangs up must fail a write, not kill the process.
+    public static func ignoreBrokenPipeSignal() {
+        happy_ignore_sigpipe()
+    }
+
+    /// Raises the soft descriptor limit to the hard limit; returns the new
+    /// soft limit (negative when it cannot be read).
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        Int(happy_raise_fd_limit())
+    }
+
+    /// Hands freed heap memory back to the kernel (after a burst of connections).
+    public static func releaseFreeMemory() {
+        happy_release_free_memory()
+    }
+}
+
+/// Which lws log lines reach standard error.
+public struct LWSLogLevel: OptionSet, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let errors = LWSLogLevel(rawValue: Int32(LLL_ERR))
+    public static let warnings = LWSLogLevel(rawValue: Int32(LLL_WARN))
+    public static let notices = LWSLogLevel(rawValue: Int32(LLL_NOTICE))
+
+    /// Applies to every lws context of the process.
+    public func apply() {
+        lws_set_log_level(rawValue, nil)
+    }
+}
