@@ -41,7 +41,7 @@ run: release
 client: bootstrap-build
 	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
 
-TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyClientKitTests HappyClientCLITests HappyServerComponentTests HappyServerTests
+TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
 test: bootstrap-test
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)

@@ -56,7 +56,7 @@ let package = Package(
         // The server: the only module that touches libwebsockets on the server side.
         .target(
             name: "HappyServer",
-            dependencies: ["HappyCore", "HappyRender", "CWebSockets", "COpenSSL"],
+            dependencies: ["HappyCore", "HappyRender", "HappyLWS", "COpenSSL"],
             // Every object here is owned by the one service thread; in release
             // builds the runtime's dynamic exclusivity bookkeeping (thread-local
             // access sets on each class-property mutation) cost about a fifth of

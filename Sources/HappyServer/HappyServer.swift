@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HappyCore
+import HappyLWS
 
 /// Why the server could not start.
 public struct ServerError: Error, CustomStringConvertible {
@@ -20,7 +21,11 @@ public final class HappyServer: @unchecked Sendable {
     let inbox = WakeInbox()
     let clock: ServiceClock
     let lifecycle = ServerLifecycle()
-    let host = LWSServerHost(txPacketSize: Broadcaster.writeBatchBytes)
+    /// The lws context, once started.
+    private var host: LWSServerHost?
+    private var dispatch: ServerDispatch?
+    private var sweepTimer: LWSTimer?
+    private var streamTimer: LWSTimer?
     private let startedAt: Double
 
     // The components, in the order they are built.
@@ -43,7 +48,7 @@ public final class HappyServer: @unchecked Sendable {
     private var stopped = false
     private var signalSources: [DispatchSourceSignal] = []
 
-    public var boundPort: Int { host.boundPort }
+    public var boundPort: Int { host?.boundPort ?? 0 }
 
     /// Everything the server depends on comes in here: the store, the
     /// cluster bus (cluster mode) and the token verifier (`auth.secret`).
@@ -111,19 +116,48 @@ public final class HappyServer: @unchecked Sendable {
     public func start() throws(ServerError) {
         let webRoot = try checkedWebRoot()
         try frames.load(webRoot: webRoot, inbox: inbox)
-        let owner = Unmanaged.passUnretained(self).toOpaque()
-        let fdLimit = try host.start(config: config, webRoot: webRoot, mountPoints: http.router.mountPoints,
-                                     owner: owner, debugLogging: logger.isEnabled(.debug))
-        inbox.attach(host.handle)
-        frames.streams.scheduleTick = { [host] delay in host.scheduleStreamTick(afterSeconds: delay) }
-        registry.releaseFreeMemory = LWSServerHost.releaseFreeMemory
+        LWSProcess.ignoreBrokenPipeSignal()
+        let fdLimit = LWSProcess.raiseDescriptorLimit()
+        let dispatch = ServerDispatch(server: self)
+        self.dispatch = dispatch
+        let host: LWSServerHost
+        do {
+            host = try LWSServerHost(hostDescription(webRoot: webRoot), handler: dispatch)
+        } catch .contextNotCreated {
+            throw ServerError("could not create the libwebsockets context")
+        } catch {
+            throw ServerError("could not listen on \(config.host):\(config.port) "
+                + "(is the port in use or the address not local? change \"port\"/\"host\" or use --port)")
+        }
+        self.host = host
+        inbox.attach(host.context)
+        let sweepTimer = LWSTimer { [unowned self] in sweep() }
+        let streamTimer = LWSTimer { [unowned self] in frames.streams.tick() }
+        (self.sweepTimer, self.streamTimer) = (sweepTimer, streamTimer)
+        frames.streams.scheduleTick = { delay in streamTimer.schedule(on: host.context, afterSeconds: delay) }
+        registry.releaseFreeMemory = LWSProcess.releaseFreeMemory
         cluster.start(inbox: inbox)
-        host.scheduleSweep(afterSeconds: 1)
+        sweepTimer.schedule(on: host.context, afterSeconds: 1)
         installSignalHandlers()
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                        "store": coordinator.storeKind, "webRoot": config.webRoot,
                                        "fdLimit": "\(fdLimit)"])
+    }
+
+    /// The context and vhost: the WebSocket protocol, the router's mount
+    /// points, files from `webRoot`, compression and TLS as configured.
+    private func hostDescription(webRoot: String) -> LWSServerDescription {
+        let batch = Broadcaster.writeBatchBytes
+        return LWSServerDescription(
+            host: config.host, port: config.port, vhostName: "happy",
+            protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 1024, txPacketSize: batch),
+                        LWSProtocol(name: "happy-http", id: 1, rxBufferSize: 0, txPacketSize: batch)],
+            callbackMounts: http.router.mountPoints.map { ($0, "happy-http") },
+            fileMount: ("/", webRoot, "index.html"), permessageDeflate: config.compression,
+            tls: config.tls.isEnabled ? (config.tls.cert, config.tls.key) : nil,
+            requestTimeoutSeconds: UInt32(HTTPIntake.requestTimeoutSeconds),
+            logLevel: logger.isEnabled(.debug) ? [.errors, .warnings] : .errors)
     }
 
     /// The absolute path of `webRoot`, which must be a directory.
@@ -152,8 +186,9 @@ public final class HappyServer: @unchecked Sendable {
     /// Serves until shut down. Call from the thread that called `start()`.
     public func run() {
         ServiceThread.claim()
+        guard let host else { return }
         while !stopped {
-            if !host.serviceTurn() { break }
+            if !host.service() { break }
             afterServiceTurn()
         }
         teardown()
@@ -179,7 +214,7 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        host.scheduleSweep(afterSeconds: 1)
+        if let host { sweepTimer?.schedule(on: host.context, afterSeconds: 1) }
     }
 
     /// Stops taking intents; once the last group commit is out, every client
@@ -212,7 +247,9 @@ public final class HappyServer: @unchecked Sendable {
         for source in signalSources { source.cancel() }
         inbox.attach(nil)
         cluster.stop()
-        host.destroy()
+        sweepTimer?.cancel()
+        streamTimer?.cancel()
+        host?.destroy()
         coordinator.close()
         logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
     }

@@ -1,93 +1,92 @@
-import CWebSockets
 import Glibc
+import HappyLWS
 
-/// A WebSocket connection's transport on an lws wsi.
+/// A WebSocket connection's transport on an lws connection.
 struct LWSConnectionTransport: ConnectionTransport {
-    let wsi: OpaquePointer
+    let connection: LWSConnection
 
     @inline(__always)
     func requestWritable() {
-        lws_callback_on_writable(wsi)
+        connection.requestWritable()
     }
 
     @inline(__always)
     func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool {
-        let mode: Int32
+        let mode: WriteMode
         switch kind {
-        case .preframed: mode = happy_write_http
-        case .text: mode = happy_write_text
-        case .binary: mode = happy_write_binary
-        case .ping: mode = happy_write_ping
+        case .preframed: mode = .raw
+        case .text: mode = .text
+        case .binary: mode = .binary
+        case .ping: mode = .ping
         }
-        return lws_write(wsi, bytes, count, lws_write_protocol(UInt32(mode))) >= 0
+        return connection.write(bytes, count: count, mode: mode) >= 0
     }
 
     func pauseReading() {
-        lws_rx_flow_control(wsi, 0)
+        connection.pauseReading()
     }
 
     func resumeReading() {
-        lws_rx_flow_control(wsi, 1)
+        connection.resumeReading()
     }
 
     func awaitCloseAcknowledgement(seconds: Int32) {
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, seconds)
+        connection.setTimeout(.closeAck, seconds: seconds)
     }
 
     func kill() {
-        lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
-    }
-
-    /// Fixes the kernel send buffer (see `HappyServer.socketSendBufferBytes`).
-    func limitSendBuffer(bytes: Int32) -> Bool {
-        happy_set_send_buffer(lws_get_socket_fd(wsi), bytes) == 0
+        connection.kill()
     }
 }
 
-/// An HTTP exchange's transport on an lws wsi.
+/// An HTTP exchange's transport on an lws connection.
 struct LWSExchangeTransport: ExchangeTransport {
-    let wsi: OpaquePointer
+    let connection: LWSConnection
 
     func requestWritable() {
-        lws_callback_on_writable(wsi)
+        connection.requestWritable()
     }
 
     func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, final: Bool) -> Bool {
-        let mode = final ? happy_write_http_final : happy_write_http
-        return lws_write(wsi, bytes, count, lws_write_protocol(UInt32(mode))) == count
+        connection.write(bytes, count: count, mode: final ? .httpFinal : .raw) == count
     }
 
     /// Status line and headers; lws adds the protocol-level ones.
     func writeHeaders(_ head: HTTPResponseHead, into cursor: inout UnsafeMutablePointer<UInt8>?,
                       end: UnsafeMutablePointer<UInt8>) -> Bool {
-        func add(_ token: lws_token_indexes, _ value: String) -> Bool {
-            var bytes = Array(value.utf8)
-            return lws_add_http_header_by_token(wsi, token, &bytes, Int32(bytes.count), &cursor, end) == 0
-        }
-        guard lws_add_http_header_status(wsi, UInt32(head.status), &cursor, end) == 0,
-              add(WSI_TOKEN_HTTP_CACHE_CONTROL, head.cacheControl) else { return false }
-        if let contentType = head.contentType, !add(WSI_TOKEN_HTTP_CONTENT_TYPE, contentType) { return false }
-        if let contentLength = head.contentLength, !add(WSI_TOKEN_HTTP_CONTENT_LENGTH, String(contentLength)) { return false }
-        if head.close, !add(WSI_TOKEN_CONNECTION, "close") { return false }
-        for header in head.headers {
-            var value = Array(header.value.utf8)
-            let name = header.name.lowercased() + ":"
-            guard lws_add_http_header_by_name(wsi, name, &value, Int32(value.count), &cursor, end) == 0 else { return false }
-        }
-        return lws_finalize_http_header(wsi, &cursor, end) == 0
+        guard let start = cursor,
+              let next = connection.writeResponseHeaders(
+                status: head.status, contentType: head.contentType, contentLength: head.contentLength,
+                cacheControl: head.cacheControl, closeConnection: head.close, headers: head.headers,
+                from: start, end: end) else { return false }
+        cursor = next
+        return true
     }
 
     func keepOpenWithoutTimeout() {
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        connection.clearTimeout()
     }
 
     func limitSendBuffer(bytes: Int32) -> Bool {
-        happy_set_send_buffer(lws_get_socket_fd(wsi), bytes) == 0
+        connection.setSendBuffer(bytes: bytes)
     }
 
-    var peerHasHungUp: Bool { PeerProbe.hasHungUp(wsi) }
+    /// lws stops reading an HTTP connection while a response is in progress,
+    /// so a long response (a frame stream) would not notice its client
+    /// hanging up until it next writes. True when the socket has reached end
+    /// of file or failed; data waiting (a pipelined request) or nothing at
+    /// all means the peer is still there.
+    var peerHasHungUp: Bool {
+        let fd = connection.socketDescriptor
+        guard fd >= 0 else { return true }
+        var byte: UInt8 = 0
+        let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if received == 0 { return true }
+        if received < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
+        return false
+    }
 
     func kill() {
-        lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
+        connection.kill()
     }
 }

@@ -1,5 +1,5 @@
-import CWebSockets
 import HappyCore
+import HappyLWS
 
 /// One encoded server message, framed once as an unmasked WebSocket text
 /// frame and shared by every receiver. The bytes are laid out as
@@ -8,7 +8,7 @@ import HappyCore
 /// own framing (`lws_write` TEXT, payload pointer) or pre-framed and
 /// coalesced with others (the whole frame, header included).
 final class OutboundFrame {
-    static let headroom = Int(happy_lws_pre)
+    static let headroom = LWSConnection.writeHeadroom
 
     /// Headroom, header and payload in one allocation, written by lws in
     /// place (its header goes into the headroom) and freed with the frame.

@@ -1,12 +1,6 @@
-import CWebSockets
 import HappyCore
+import HappyLWS
 import Synchronization
-
-/// An lws context pointer that may be handed to other threads, which only
-/// ever call `lws_cancel_service` with it.
-struct ContextHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
-}
 
 /// Work other threads hand back to the service thread.
 enum InboxMessage: Sendable {
@@ -23,19 +17,19 @@ struct ServiceThreadTask: @unchecked Sendable {
 }
 
 /// The locked queue through which other threads wake the lws service thread
-/// (`lws_cancel_service`), drained in `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
+/// (`LWSContextHandle.cancelService`), drained in `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
 final class WakeInbox: Sendable {
     private let queue = Mutex<[InboxMessage]>([])
-    private let context = Mutex<ContextHandle?>(nil)
+    private let context = Mutex<LWSContextHandle?>(nil)
 
-    func attach(_ handle: ContextHandle?) {
+    func attach(_ handle: LWSContextHandle?) {
         context.withLock { $0 = handle }
     }
 
     func post(_ message: InboxMessage) {
         queue.withLock { $0.append(message) }
         if let handle = context.withLock({ $0 }) {
-            lws_cancel_service(handle.pointer)
+            handle.cancelService()
         }
     }
 

@@ -1,0 +1,201 @@
+import HappyCore
+import HappyLWS
+
+/// The lws callbacks of the server's connections, each handed to the
+/// component that owns it; each connection's problems end at that
+/// connection. Reads what lws knows (headers, frame flags, addresses) while
+/// lws still has it, and wraps connections in the components' transports.
+final class ServerDispatch: LWSCallbackHandler {
+    /// Kernel send buffer of a WebSocket connection. Linux would otherwise grow
+    /// it to megabytes (`tcp_wmem`), hiding a slow reader's backlog from the
+    /// outbox, where `maxQueuedBytes` and `writeTimeoutSeconds` apply.
+    static let socketSendBufferBytes: Int32 = 64 * 1024
+
+    private unowned let server: HappyServer
+    private let registry: ConnectionRegistry
+    private let intake: MessageIntake
+    private let broadcaster: Broadcaster
+    private let http: HTTPIntake
+    private let responder: HTTPResponder
+    private let addressLimits: AddressLimits
+    private let compression: Bool
+    private let logger: Logger
+
+    init(server: HappyServer) {
+        self.server = server
+        registry = server.registry
+        intake = server.intake
+        broadcaster = server.broadcaster
+        http = server.http
+        responder = server.responder
+        addressLimits = server.addressLimits
+        compression = server.config.compression
+        logger = server.logger
+    }
+
+    func handleCallback(_ callback: LWSCallback) -> Int32 {
+        ServiceThread.assertCurrent()
+        let connection = callback.connection
+        // The per-message reasons first.
+        switch callback.reason {
+        case .serverWriteable:
+            return withConnection(connection) { broadcaster.writeable($0) ? 0 : -1 } ?? 0
+        case .receive:
+            return withConnection(connection) { client in
+                let chunk = UnsafeBufferPointer(start: callback.input?.assumingMemoryBound(to: UInt8.self),
+                                                count: callback.length)
+                intake.receive(client, chunk, binary: connection.isBinaryFrame, final: connection.endsMessage)
+                return 0
+            } ?? -1
+        default:
+            return handleRare(callback)
+        }
+    }
+
+    /// Runs `body` with the `Connection` attached to `connection`, borrowed.
+    @inline(__always)
+    private func withConnection<R>(_ connection: LWSConnection, _ body: (Connection) -> R) -> R? {
+        connection.withAttachment(as: Attachment.self) { attachment in
+            attachment.isConnection ? body(unsafeDowncast(attachment, to: Connection.self)) : nil
+        } ?? nil
+    }
+
+    private func handleRare(_ callback: LWSCallback) -> Int32 {
+        let connection = callback.connection
+        switch callback.reason {
+        // WebSocket
+        case .httpConfirmUpgrade:
+            return confirmUpgrade(connection)
+        case .established:
+            established(connection)
+            return 0
+        case .receivePong:
+            if let client = attachment(of: connection, as: Connection.self) { intake.noteAlive(client) }
+            return 0
+        case .peerInitiatedClose:
+            // After our close frame, the peer's is its answer: close without echoing.
+            return attachment(of: connection, as: Connection.self)?.closeFrameSent == true ? -1 : 0
+        case .closed:
+            if let client = detach(connection, as: Connection.self) { registry.closed(client) }
+            return 0
+
+        // HTTP routes mounted on "happy-http"
+        case .http:
+            return httpRequest(connection)
+        case .httpBody:
+            guard let exchange = attachment(of: connection, as: HTTPExchange.self), callback.input != nil else { return 0 }
+            return http.body(exchange, callback.inputBytes) ? 0 : -1
+        case .httpBodyCompletion:
+            if let exchange = attachment(of: connection, as: HTTPExchange.self) { http.bodyComplete(exchange) }
+            return 0
+        case .httpWriteable:
+            guard let exchange = attachment(of: connection, as: HTTPExchange.self) else { return 0 }
+            let (ok, done) = responder.writeable(exchange)
+            guard ok else { return -1 }
+            guard done else { return 0 }
+            detach(connection, as: HTTPExchange.self)?.finish()
+            if exchange.response?.closeConnection == true { return -1 }
+            return connection.completeHTTPTransaction() ? 0 : -1
+        case .closedHTTP:
+            detach(connection, as: HTTPExchange.self)?.finish()
+            return callback.passToDefault()
+
+        // Connection accounting per client address
+        case .filterNetworkConnection:
+            guard let address = callback.filteredClientAddress else { return 0 }
+            return addressLimits.accept(address: address, fd: callback.acceptedSocket) ? 0 : 1
+        case .serverNewClientInstantiated:
+            addressLimits.instantiated(connection.wsi, fd: connection.socketDescriptor)
+            return callback.passToDefault()
+        case .wsiDestroy:
+            addressLimits.destroyed(connection.wsi)
+            return callback.passToDefault()
+
+        case .eventWaitCancelled:
+            server.drainInbox()
+            return 0
+        default:
+            return callback.passToDefault()
+        }
+    }
+
+    // MARK: WebSocket
+
+    /// Refuses upgrades the intake screens out, before the handshake.
+    private func confirmUpgrade(_ connection: LWSConnection) -> Int32 {
+        let (screen, client) = screen(connection)
+        let path = connection.header(.getURI) ?? ""
+        guard let refusal = http.upgradeRefusal(screen, client: client, path: path,
+                                                origin: connection.header(.origin)) else { return 0 }
+        return connection.returnHTTPStatus(refusal.status, message: refusal.message) ? 1 : -1
+    }
+
+    private func established(_ connection: LWSConnection) {
+        let path = connection.header(.getURI) ?? "/ws"
+        let offeredExtensions = connection.header(.extensions) ?? ""
+        let query = connection.queryArguments()
+        let client = registry.open(
+            transport: LWSConnectionTransport(connection: connection), kind: path == "/echo" ? .echo : .happy,
+            peerAddress: addressLimits.clientAddress(of: connection.wsi, peer: connection.peerAddress),
+            usesExtensions: compression && offeredExtensions.contains("permessage-deflate"),
+            query: query, token: AccessControl.token(query: query, authorization: connection.header(.authorization)))
+        connection.attach(client as Attachment)
+        if !connection.setSendBuffer(bytes: Self.socketSendBufferBytes) {
+            logger.warn("could not limit the socket send buffer", ["id": client.participant.id])
+        }
+    }
+
+    // MARK: HTTP
+
+    private func httpRequest(_ connection: LWSConnection) -> Int32 {
+        guard let (method, path) = connection.methodAndPath() else { return -1 }
+        let (screen, client) = screen(connection)
+        var headers: [String: String] = [:]
+        for name in HTTPExchange.capturedHeaders {
+            if let value = header(named: name, of: connection) { headers[name] = value }
+        }
+        let exchange = HTTPExchange(transport: LWSExchangeTransport(connection: connection), method: method, path: path,
+                                    query: connection.queryArguments(), headers: headers, peerAddress: client,
+                                    startedAt: server.clock.fresh())
+        detach(connection, as: HTTPExchange.self)?.finish()
+        connection.attach(exchange as Attachment)
+        let declared = method == "POST"
+            ? connection.header(.contentLength).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            : nil
+        http.begin(exchange, screen: screen, declaredBodyLength: declared)
+        return 0
+    }
+
+    /// Headers lws parses itself, by lower-case name; others are read by name.
+    private static let tokens: [String: LWSHeader] = [
+        "authorization": .authorization, "if-none-match": .ifNoneMatch, "origin": .origin,
+        "x-forwarded-for": .forwardedFor, "content-length": .contentLength,
+    ]
+
+    private func header(named name: String, of connection: LWSConnection) -> String? {
+        if let token = Self.tokens[name] { return connection.header(token) }
+        return connection.customHeader(name)
+    }
+
+    private func screen(_ connection: LWSConnection) -> (screen: RequestScreen, client: String) {
+        http.screen(socket: connection.wsi, peer: connection.peerAddress,
+                    forwardedFor: { connection.header(.forwardedFor) },
+                    requestLineIsCut: connection.requestLineIsCut)
+    }
+
+    // MARK: user data
+
+    /// The object attached to `connection`, if it is a `T`; not retained.
+    private func attachment<T: Attachment>(of connection: LWSConnection, as type: T.Type) -> T? {
+        guard let attachment = connection.attachment(as: Attachment.self),
+              attachment.isConnection == (type == Connection.self) else { return nil }
+        return unsafeDowncast(attachment, to: T.self)
+    }
+
+    /// Takes the `T` attached to `connection` off it (releasing the connection's reference).
+    @discardableResult
+    private func detach<T: Attachment>(_ connection: LWSConnection, as type: T.Type) -> T? {
+        guard attachment(of: connection, as: type) != nil else { return nil }
+        return connection.detach(as: Attachment.self).map { unsafeDowncast($0, to: T.self) }
+    }
+}
