@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import HappyCore
 import HappyLWS
@@ -24,8 +23,8 @@ public final class HappyServer: @unchecked Sendable {
     /// The lws context, once started.
     private var host: LWSServerHost?
     private var dispatch: ServerDispatch?
-    private var sweepTimer: LWSTimer?
-    private var streamTimer: LWSTimer?
+    private var timers: ServerTimers?
+    private let signals = ShutdownSignals()
     private let startedAt: Double
 
     // The components, in the order they are built.
@@ -38,6 +37,7 @@ public final class HappyServer: @unchecked Sendable {
     let frames: FrameService
     let cluster: ClusterLink
     let delivery: IntentDelivery
+    let pointers: PointerService
     let intake: MessageIntake
     let registry: ConnectionRegistry
     let addressLimits: AddressLimits
@@ -46,7 +46,6 @@ public final class HappyServer: @unchecked Sendable {
     private var shutdownDeadline = 0.0
     private var closingClients = false
     private var stopped = false
-    private var signalSources: [DispatchSourceSignal] = []
 
     public var boundPort: Int { host?.boundPort ?? 0 }
 
@@ -88,11 +87,12 @@ public final class HappyServer: @unchecked Sendable {
         delivery = IntentDelivery(directory: directory, broadcaster: broadcaster, responder: responder, streams: frames.streams,
                                   cluster: cluster, metrics: metrics)
         coordinator.delegate = delivery
+        pointers = PointerService(limits: limits, broadcaster: broadcaster, metrics: metrics, clock: clock)
         intake = MessageIntake(limits: limits, access: access, coordinator: coordinator, broadcaster: broadcaster,
-                               lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock)
+                               pointers: pointers, lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock)
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
-                                      broadcaster: broadcaster, clusterBus: clusterBus, lifecycle: lifecycle,
-                                      metrics: metrics, logger: logger, clock: clock)
+                                      broadcaster: broadcaster, pointers: pointers, clusterBus: clusterBus,
+                                      lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock)
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
                                       metrics: metrics, logger: logger)
         http = HTTPIntake(responder: responder, addressLimits: addressLimits, access: access, config: config,
@@ -122,7 +122,10 @@ public final class HappyServer: @unchecked Sendable {
         self.dispatch = dispatch
         let host: LWSServerHost
         do {
-            host = try LWSServerHost(hostDescription(webRoot: webRoot), handler: dispatch)
+            host = try LWSServerHost(LWSServerDescription(config: config, webRoot: webRoot,
+                                                          mountPoints: http.router.mountPoints,
+                                                          debugLogging: logger.isEnabled(.debug)),
+                                     handler: dispatch)
         } catch .contextNotCreated {
             throw ServerError("could not create the libwebsockets context")
         } catch {
@@ -131,33 +134,20 @@ public final class HappyServer: @unchecked Sendable {
         }
         self.host = host
         inbox.attach(host.context)
-        let sweepTimer = LWSTimer { [unowned self] in sweep() }
-        let streamTimer = LWSTimer { [unowned self] in frames.streams.tick() }
-        (self.sweepTimer, self.streamTimer) = (sweepTimer, streamTimer)
-        frames.streams.scheduleTick = { delay in streamTimer.schedule(on: host.context, afterSeconds: delay) }
+        let timers = ServerTimers(context: host.context, sweep: { [unowned self] in sweep() },
+                                  streams: { [unowned self] in frames.streams.tick() },
+                                  pointers: { [unowned self] in pointers.tick() })
+        self.timers = timers
+        frames.streams.scheduleTick = timers.scheduleStreams
+        pointers.scheduleTick = timers.schedulePointers
         registry.releaseFreeMemory = LWSProcess.releaseFreeMemory
         cluster.start(inbox: inbox)
-        sweepTimer.schedule(on: host.context, afterSeconds: 1)
-        installSignalHandlers()
+        timers.scheduleSweep(afterSeconds: 1)
+        signals.install(posting: inbox)
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                        "store": coordinator.storeKind, "webRoot": config.webRoot,
                                        "fdLimit": "\(fdLimit)"])
-    }
-
-    /// The context and vhost: the WebSocket protocol, the router's mount
-    /// points, files from `webRoot`, compression and TLS as configured.
-    private func hostDescription(webRoot: String) -> LWSServerDescription {
-        let batch = Broadcaster.writeBatchBytes
-        return LWSServerDescription(
-            host: config.host, port: config.port, vhostName: "happy",
-            protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 1024, txPacketSize: batch),
-                        LWSProtocol(name: "happy-http", id: 1, rxBufferSize: 0, txPacketSize: batch)],
-            callbackMounts: http.router.mountPoints.map { ($0, "happy-http") },
-            fileMount: ("/", webRoot, "index.html"), permessageDeflate: config.compression,
-            tls: config.tls.isEnabled ? (config.tls.cert, config.tls.key) : nil,
-            requestTimeoutSeconds: UInt32(HTTPIntake.requestTimeoutSeconds),
-            logLevel: logger.isEnabled(.debug) ? [.errors, .warnings] : .errors)
     }
 
     /// The absolute path of `webRoot`, which must be a directory.
@@ -168,17 +158,6 @@ public final class HappyServer: @unchecked Sendable {
             throw ServerError("webRoot \"\(config.webRoot)\" (\(webRoot)) is not a directory; set \"webRoot\" in the config")
         }
         return webRoot
-    }
-
-    private func installSignalHandlers() {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            let inbox = self.inbox
-            source.setEventHandler { inbox.post(.shutdownRequested(signal: signalNumber)) }
-            source.resume()
-            signalSources.append(source)
-        }
     }
 
     // MARK: run
@@ -214,7 +193,7 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        if let host { sweepTimer?.schedule(on: host.context, afterSeconds: 1) }
+        timers?.scheduleSweep(afterSeconds: 1)
     }
 
     /// Stops taking intents; once the last group commit is out, every client
@@ -244,11 +223,10 @@ public final class HappyServer: @unchecked Sendable {
     }
 
     private func teardown() {
-        for source in signalSources { source.cancel() }
+        signals.cancel()
         inbox.attach(nil)
         cluster.stop()
-        sweepTimer?.cancel()
-        streamTimer?.cancel()
+        timers?.cancelAll()
         host?.destroy()
         coordinator.close()
         logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])

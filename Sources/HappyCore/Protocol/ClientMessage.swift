@@ -2,6 +2,8 @@
 public enum ClientMessage: Equatable, Sendable {
     case intent(Intent)
     case ping(id: String?)
+    /// A live pointer (section 10); nil hides it.
+    case pointer(PointerPosition?)
 }
 
 /// Turns the text of one client message into a `ClientMessage`, or into the
@@ -49,8 +51,11 @@ public enum ClientMessageDecoder {
             return decodeIntent(json, id: id).map { .intent($0) }
         case "ping":
             return .success(.ping(id: id))
+        case "pointer":
+            return decodePointer(json, id: id).map { .pointer($0) }
         default:
-            return .failure(WireError(.badMessage, "unknown message type (expected \"intent\" or \"ping\")", id: id))
+            return .failure(WireError(.badMessage, "unknown message type (expected \"intent\", \"ping\" or \"pointer\")",
+                                      id: id))
         }
     }
 

@@ -37,6 +37,8 @@ public struct Welcome: Sendable {
     public var serverTime: Int64
     public var recovered: Bool
     public var limits: WelcomeLimits
+    /// The room's visible pointers, already encoded as a JSON array (section 10).
+    public var encodedPointers: [UInt8] = [UInt8]("[]".utf8)
 
     public init(room: String, you: Participant, role: Role, epoch: String, seq: UInt64, state: Scene,
                 geometry: SceneGeometry, presence: [Participant], presenceCount: Int, serverTime: Int64,

@@ -58,6 +58,7 @@ public enum ServerMessageEncoder {
         w.key("intentBurst"); w.int(welcome.limits.intentBurst)
         w.key("maxMessageBytes"); w.int(welcome.limits.maxMessageBytes)
         w.endObject()
+        w.key("pointers"); w.raw(welcome.encodedPointers)
         w.endObject()
         return w.bytes
     }

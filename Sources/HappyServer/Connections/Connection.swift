@@ -65,6 +65,10 @@ final class Connection: Attachment {
 
     var bucket: TokenBucket
     var flood: FloodMeter
+    /// Pointer messages have their own rate (`pointersPerSecond`).
+    var pointerBucket: TokenBucket
+    /// Pointer batches were skipped (a long queue): the next one lists every pointer.
+    var pointersSkipped = false
     let openedAt: Double
     var keepalive: Keepalive
     /// When the outbox last made progress (or became non-empty).
@@ -83,6 +87,8 @@ final class Connection: Attachment {
         outbox = Outbox(limit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
         flood = FloodMeter(limit: limits.floodLimit)
+        pointerBucket = TokenBucket(ratePerSecond: limits.pointersPerSecond,
+                                    burst: max(1, Int(limits.pointersPerSecond.rounded(.up))), now: now)
         keepalive = Keepalive(now: now)
         openedAt = now
         stalledSince = now

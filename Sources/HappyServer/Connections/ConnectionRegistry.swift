@@ -16,6 +16,7 @@ final class ConnectionRegistry {
     private let access: AccessControl
     private let intake: MessageIntake
     private let broadcaster: Broadcaster
+    private let pointers: PointerService
     private let clusterBus: (any ClusterBus)?
     private let lifecycle: ServerLifecycle
     private let metrics: Metrics
@@ -25,14 +26,15 @@ final class ConnectionRegistry {
     var releaseFreeMemory: () -> Void = {}
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
-         broadcaster: Broadcaster, clusterBus: (any ClusterBus)?, lifecycle: ServerLifecycle, metrics: Metrics,
-         logger: Logger, clock: ServiceClock) {
+         broadcaster: Broadcaster, pointers: PointerService, clusterBus: (any ClusterBus)?, lifecycle: ServerLifecycle,
+         metrics: Metrics, logger: Logger, clock: ServiceClock) {
         self.config = config
         rules = config.sceneRules
         self.directory = directory
         self.access = access
         self.intake = intake
         self.broadcaster = broadcaster
+        self.pointers = pointers
         self.clusterBus = clusterBus
         self.lifecycle = lifecycle
         self.metrics = metrics
@@ -176,6 +178,7 @@ final class ConnectionRegistry {
             presence: [], presenceCount: runtime.presenceCount, serverTime: clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
+        welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)
         broadcaster.send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
                          to: connection)
         if case .recovered(let replay) = decision {
@@ -195,6 +198,7 @@ final class ConnectionRegistry {
         let countBefore = runtime.presenceCount
         runtime.log.abandon(from: connection.cursor)
         directory.changeOccupancy(of: runtime) { runtime.remove(connection) }
+        pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         if countBefore <= config.limits.presenceBroadcastMax {
             broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(

@@ -12,17 +12,20 @@ final class MessageIntake {
     private let access: AccessControl
     private let coordinator: CommitCoordinator
     private let broadcaster: Broadcaster
+    private let pointers: PointerService
     private let lifecycle: ServerLifecycle
     private let metrics: Metrics
     private let logger: Logger
     private let clock: ServiceClock
 
     init(limits: HappyConfig.LimitsSection, access: AccessControl, coordinator: CommitCoordinator,
-         broadcaster: Broadcaster, lifecycle: ServerLifecycle, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+         broadcaster: Broadcaster, pointers: PointerService, lifecycle: ServerLifecycle, metrics: Metrics,
+         logger: Logger, clock: ServiceClock) {
         self.limits = limits
         self.access = access
         self.coordinator = coordinator
         self.broadcaster = broadcaster
+        self.pointers = pointers
         self.lifecycle = lifecycle
         self.metrics = metrics
         self.logger = logger
@@ -93,10 +96,14 @@ final class MessageIntake {
     }
 
     /// Decodes and acts on one message; floods are closed after the answers
-    /// already queued, so the client sees every `rate_limited`.
+    /// already queued, so the client sees every `rate_limited`. Pointers
+    /// have their own rate and never draw on the intent bucket.
     private func handleClientMessage(_ connection: Connection, _ bytes: UnsafeBufferPointer<UInt8>) {
         let now = clock.fresh()
         let decoded = ClientMessageDecoder.decode(bytes)
+        if case .success(.pointer(let position)) = decoded {
+            return pointers.receive(position, from: connection)
+        }
         guard connection.bucket.take(now: now) else {
             metrics.rateLimited += 1
             metrics.countError(.rateLimited)
@@ -131,6 +138,8 @@ final class MessageIntake {
             } else if let runtime = connection.room {
                 coordinator.submit(intent, in: runtime, sender: connection.participant, reply: .connection(connection))
             }
+        case .success(.pointer):
+            break  // handled above
         }
     }
 }

@@ -32,6 +32,14 @@ final class Metrics {
     /// Stream frames replaced by a newer one before they were sent.
     var streamFramesReplaced = 0
     var streamFramesSent = 0
+    /// Live pointers: messages received, dropped over a client's rate,
+    /// batches sent per room, messages and bytes written, receivers skipped.
+    var pointersIn = 0
+    var pointersDropped = 0
+    var pointerBatches = 0
+    var pointerMessagesOut = 0
+    var pointerBytesOut = 0
+    var pointerSkips = 0
     var storeFailures = 0
     var commitConflicts = 0
 

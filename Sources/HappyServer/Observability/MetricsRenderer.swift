@@ -80,6 +80,17 @@ enum MetricsRenderer {
         single("happy_stream_frames_sent_total", "counter", "Frames sent on streams.", metrics.streamFramesSent)
         single("happy_stream_frames_replaced_total", "counter",
                "Stream frames replaced by a newer one before a slow client took them.", metrics.streamFramesReplaced)
+        single("happy_pointer_messages_total", "counter", "Pointer messages received.", metrics.pointersIn)
+        single("happy_pointer_drops_total", "counter", "Pointer messages dropped over a client's pointersPerSecond.",
+               metrics.pointersDropped)
+        single("happy_pointer_batches_total", "counter", "Pointer batches sent (one per room per interval at most).",
+               metrics.pointerBatches)
+        single("happy_pointer_messages_out_total", "counter", "pointers messages written to clients.",
+               metrics.pointerMessagesOut)
+        single("happy_pointer_bytes_out_total", "counter", "Bytes of pointers messages written to clients.",
+               metrics.pointerBytesOut)
+        single("happy_pointer_skips_total", "counter", "pointers messages skipped for clients with a long queue.",
+               metrics.pointerSkips)
         let process = gauges.process
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)

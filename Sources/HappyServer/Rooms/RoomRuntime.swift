@@ -27,6 +27,10 @@ final class RoomRuntime {
 
     /// The room's broadcasts (events, presence), written by every member from its cursor.
     var log: BroadcastLog<OutboundFrame>
+    /// The members' live pointers (never events, never recorded).
+    var pointers = RoomPointers()
+    /// When the last `pointers` message went out (monotonic seconds).
+    var lastPointerBatchAt = -Double.infinity
 
     init(name: String, now: Double, logBytes: Int) {
         self.name = name

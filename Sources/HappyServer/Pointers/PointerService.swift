@@ -1,0 +1,147 @@
+import HappyCore
+
+/// Live pointers (PROTOCOL.md section 10): takes clients' `pointer`
+/// messages at their own rate, conflates them per room, and sends each room
+/// at most one `pointers` message per `pointerIntervalMs`, only while
+/// something changed. A batch is encoded once and shared by every receiver
+/// but those whose own pointer is in it (at most `maxPointersPerBatch`,
+/// each given a copy without it). A receiver whose queue is over half of
+/// `maxQueuedBytes` is skipped and later caught up with the full list:
+/// pointers never cause a resync.
+final class PointerService {
+    /// Arms the one pointer timer, in seconds from now (set by the transport).
+    var scheduleTick: ((_ delaySeconds: Double) -> Void)?
+
+    private let limits: HappyConfig.LimitsSection
+    private let broadcaster: Broadcaster
+    private let metrics: Metrics
+    private let clock: ServiceClock
+    /// Rooms with changes not yet sent, by identity.
+    private var dirtyRooms: [ObjectIdentifier: RoomRuntime] = [:]
+    private var tickDue: Double?
+
+    init(limits: HappyConfig.LimitsSection, broadcaster: Broadcaster, metrics: Metrics, clock: ServiceClock) {
+        self.limits = limits
+        self.broadcaster = broadcaster
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    private var interval: Double { Double(limits.pointerIntervalMs) / 1000 }
+
+    // MARK: input
+
+    /// A client's `pointer` message (nil hides its pointer). Over the
+    /// client's `pointersPerSecond` it is dropped silently: the next one
+    /// supersedes it anyway.
+    func receive(_ position: PointerPosition?, from connection: Connection) {
+        metrics.pointersIn += 1
+        guard connection.pointerBucket.take(now: clock.now()) else {
+            metrics.pointersDropped += 1
+            return
+        }
+        guard connection.joined, let runtime = connection.room else { return }
+        if let position {
+            runtime.pointers.move(PointerEntry(id: connection.participant.id, name: connection.participant.name,
+                                               position: position))
+        } else if !runtime.pointers.hide(connection.participant.id) {
+            return
+        }
+        markChanged(runtime)
+    }
+
+    /// A client left its room: its pointer is gone.
+    func left(_ connection: Connection, room runtime: RoomRuntime) {
+        if runtime.pointers.hide(connection.participant.id) { markChanged(runtime) }
+    }
+
+    /// `welcome.pointers` for a newcomer: the room's visible pointers.
+    func welcomeList(for connection: Connection, in runtime: RoomRuntime) -> [UInt8] {
+        ServerMessageEncoder.pointerArray(runtime.pointers.visibleEntries(excluding: connection.participant.id,
+                                                                          limit: limits.maxPointersPerBatch))
+    }
+
+    // MARK: pacing
+
+    private func markChanged(_ runtime: RoomRuntime) {
+        let key = ObjectIdentifier(runtime)
+        guard dirtyRooms[key] == nil else { return }
+        dirtyRooms[key] = runtime
+        schedule(at: max(clock.now(), runtime.lastPointerBatchAt + interval))
+    }
+
+    private func schedule(at due: Double) {
+        guard let scheduleTick else { return }
+        if let tickDue, tickDue <= due { return }
+        tickDue = due
+        scheduleTick(max(0, due - clock.fresh()))
+    }
+
+    /// The pointer timer: sends the batches that are due, then sleeps until the next.
+    func tick() {
+        tickDue = nil
+        let now = clock.fresh()
+        var earliest = Double.infinity
+        for (key, runtime) in dirtyRooms {
+            let due = runtime.lastPointerBatchAt + interval
+            if due <= now + 0.001 {
+                send(runtime.pointers.takeBatch(limit: limits.maxPointersPerBatch), in: runtime)
+                runtime.lastPointerBatchAt = now
+            }
+            if runtime.pointers.hasChanges {
+                earliest = min(earliest, runtime.lastPointerBatchAt + interval)
+            } else {
+                dirtyRooms.removeValue(forKey: key)
+            }
+        }
+        if earliest.isFinite { schedule(at: earliest) }
+    }
+
+    // MARK: output
+
+    private func send(_ batch: RoomPointers.Batch, in runtime: RoomRuntime) {
+        guard !batch.isEmpty else { return }
+        metrics.pointerBatches += 1
+        let shared = frame(room: runtime.name, entries: batch.entries, gone: batch.gone)
+        var ownPosition: [String: Int] = [:]
+        for (index, id) in batch.ids.enumerated() { ownPosition[id] = index }
+        let skipAbove = limits.maxQueuedBytes / 2
+        for member in runtime.members where member.joined && member.closeRequest == nil {
+            if queuedBytes(of: member, in: runtime) > skipAbove {
+                member.pointersSkipped = true
+                metrics.pointerSkips += 1
+                continue
+            }
+            let message: OutboundFrame
+            if member.pointersSkipped {
+                member.pointersSkipped = false
+                let entries = runtime.pointers.visibleEntries(excluding: member.participant.id,
+                                                              limit: limits.maxPointersPerBatch)
+                message = frame(room: runtime.name, entries: entries, gone: batch.gone)
+            } else if let own = ownPosition[member.participant.id] {
+                // Never a client's own pointer: a copy without it.
+                var entries = batch.entries
+                entries.remove(at: own)
+                if entries.isEmpty && batch.gone.isEmpty { continue }
+                message = frame(room: runtime.name, entries: entries, gone: batch.gone)
+            } else {
+                message = shared
+            }
+            broadcaster.send(message, to: member)
+            metrics.pointerMessagesOut += 1
+            metrics.pointerBytesOut += message.frameLength
+        }
+    }
+
+    private func frame(room: String, entries: [[UInt8]], gone: [String]) -> OutboundFrame {
+        OutboundFrame(encoded: ServerMessageEncoder.pointers(room: room, entries: entries, gone: gone,
+                                                             headroom: OutboundFrame.headroom))
+    }
+
+    /// What `member` has not read yet: its replies and the room's broadcasts
+    /// ahead of its cursor (all of the log's limit when it fell out of it).
+    private func queuedBytes(of member: Connection, in runtime: RoomRuntime) -> Int {
+        guard !member.needsResync, let backlog = runtime.log.backlog(from: member.cursor) else { return .max }
+        return member.outbox.queuedBytes + backlog
+    }
+}

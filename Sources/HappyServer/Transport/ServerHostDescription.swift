@@ -1,0 +1,19 @@
+import HappyCore
+import HappyLWS
+
+extension LWSServerDescription {
+    /// The server's context and vhost: the WebSocket protocol, the router's
+    /// mount points, files from `webRoot`, compression and TLS as configured.
+    init(config: HappyConfig, webRoot: String, mountPoints: [String], debugLogging: Bool) {
+        let batch = Broadcaster.writeBatchBytes
+        self.init(
+            host: config.host, port: config.port, vhostName: "happy",
+            protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 1024, txPacketSize: batch),
+                        LWSProtocol(name: "happy-http", id: 1, rxBufferSize: 0, txPacketSize: batch)],
+            callbackMounts: mountPoints.map { ($0, "happy-http") },
+            fileMount: ("/", webRoot, "index.html"), permessageDeflate: config.compression,
+            tls: config.tls.isEnabled ? (config.tls.cert, config.tls.key) : nil,
+            requestTimeoutSeconds: UInt32(HTTPIntake.requestTimeoutSeconds),
+            logLevel: debugLogging ? [.errors, .warnings] : .errors)
+    }
+}
