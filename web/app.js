@@ -7,6 +7,7 @@ import { CanvasView, faceView, heartView, dragonView } from './js/views.js';
 import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, streamInterval } from './js/gestures.js';
 import { statusAfter, logLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
 import { storedName, askName } from './js/name-dialog.js';
+import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
@@ -40,6 +41,8 @@ let art = null;
 let connection = null;
 let views = [];
 let sceneView = null;
+let overlay = null;
+let ownPointer = null;
 const lastLocalEdit = new Map();
 
 // MARK: start
@@ -56,6 +59,10 @@ async function start() {
   model.status.text = art.panel.initialStatus;
   model.layout = new PanelLayout(art, model.geometry);
   views = [faceView($('face'), model), heartView($('heart'), model), dragonView($('dragon'), model)];
+  overlay = new PointerOverlay({ face: $('face-pointers'), heart: $('heart-pointers'), dragon: $('dragon-pointers') },
+    { changed: renderSteering });
+  ownPointer = new OwnPointer({ face: $('face'), heart: $('heart'), dragon: $('panel') },
+    (view, x, y, activity) => connection?.sendPointer(view, x, y, activity));
   layoutPanel();
   wireControls();
   renderAll();
@@ -124,6 +131,10 @@ const handlers = {
     renderPresence();
   },
 
+  pointers(change) {
+    overlay.update(change);
+  },
+
   serverError(error) {
     showError(`${error.code}: ${error.message}`);
     addLog(`${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, 'error');
@@ -168,7 +179,13 @@ function wireControls() {
   attachFaceGestures($('face'), {
     nudge: { add: (d) => streams.happiness?.add(d), flush: () => streams.happiness?.flush() },
     pinch: { add: (f) => streams.scale?.add(f), flush: () => streams.scale?.flush() },
+    activity: (kind) => ownPointer.setGesture(kind),
   });
+  // A dragon button held down shows as `press` on this page's pointer.
+  $('panel-buttons').addEventListener('pointerdown', (event) => {
+    if (event.target.closest('.panel-button')) ownPointer.setPressing(true);
+  });
+  for (const type of ['pointerup', 'pointercancel', 'blur']) window.addEventListener(type, () => ownPointer.setPressing(false));
 
   const edited = (input) => lastLocalEdit.set(input.id, performance.now());
   $('rate').addEventListener('input', (event) => {
@@ -286,14 +303,39 @@ function syncControl(id, value, show) {
   if (show) show(value);
 }
 
+/** "steering face (drag)" for each person steering a view now, by id. */
+function steeringNow() {
+  const steering = new Map();
+  for (const person of model.presence.values()) {
+    const now = overlay?.steering(person.id);
+    if (now) steering.set(person.id, `steering ${now.view}${now.activity === 'idle' ? '' : ` (${now.activity})`}`);
+  }
+  return steering;
+}
+
+let renderedSteering = '';
+/** Redraws the people list when who steers what changed. */
+function renderSteering() {
+  const steering = JSON.stringify([...steeringNow()]);
+  if (steering !== renderedSteering) renderPresence();
+}
+
 function renderPresence() {
   const list = $('presence');
+  const steering = steeringNow();
+  renderedSteering = JSON.stringify([...steering]);
   const items = [...model.presence.values()].map((person) => {
     const item = document.createElement('li');
     item.textContent = person.name;
     if (model.you && person.id === model.you.id) {
       item.classList.add('me');
       item.append(' (you)');
+    }
+    const doing = steering.get(person.id);
+    if (doing) {
+      item.classList.add('steering');
+      item.style.setProperty('--pointer-color', pointerColor(person.id));
+      item.append(` — ${doing}`);
     }
     return item;
   });
@@ -387,7 +429,11 @@ function scheduleFrameImage() {
 //   by ?phase=NN, as the frame's `phase`).
 // happy.info(): the page's state: connection phase and text, recovered,
 //   epoch, seq, scene state, status label, you, presence names, how often
-//   each view was painted, the estimated server time and the wave step.
+//   each view was painted, the estimated server time and the wave step;
+//   the others' pointers drawn over the views ({id, name, view, x, y,
+//   activity, faded, steering, receivedAt: Date.now() when it last moved
+//   here}), and this page's own pointer as last sent ({view, x, y,
+//   activity, at: Date.now()}, or null).
 window.happy = {
   snapshot(width = art.scene.width, height = art.scene.height) {
     const canvas = document.createElement('canvas');
@@ -414,6 +460,8 @@ window.happy = {
       paints: views.map((view) => view.paints),
       serverNow,
       step: pinnedStep !== null ? pinnedStep : waveStep(serverNow),
+      pointers: overlay ? overlay.list() : [],
+      ownPointer: ownPointer ? ownPointer.current : null,
     };
   },
 };

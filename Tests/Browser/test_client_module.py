@@ -1,7 +1,7 @@
 """The client module, /js/happy-client.js, imported by a page of a real happyserver in
 headless Chromium: welcome, intents answered by acks or errors, two clients that see
-each other, pings, a refused room, and reconnecting with resume after the server
-restarts or the socket drops."""
+each other, pings, a refused room, live pointers, and reconnecting with resume after
+the server restarts or the socket drops."""
 
 import unittest
 import uuid
@@ -239,12 +239,102 @@ class ClientModuleOnAPage(unittest.TestCase):
         self.assertEqual((status["phase"], status["code"]), ("refused", 1008))
         self.assertIn("room", status["reason"])
 
-    def test_pointers_are_not_sent_to_a_server_that_did_not_announce_them(self):
-        self.connected("alice", room=new_room("pointer"), name="alice")
-        self.assertFalse(self.client("alice", "c.supportsPointers"))
-        self.run_js("clients.alice.sendPointer('face', 0.5, 0.5, 'drag'); await new Promise((r) => setTimeout(r, 200));"
-                    "await clients.alice.ping();")
-        self.assertEqual(self.record("alice", "errors"), [], "the server was sent a message it does not know")
+    def test_pointers_reach_the_others_and_never_come_back_to_their_sender(self):
+        room = new_room("pointer")
+        self.connected("alice", room=room, name="alice")
+        self.connected("bob", room=room, name="bob")
+        self.assertTrue(self.client("bob", "c.supportsPointers"), "the server lists pointers in its welcome")
+        self.assertEqual(self.client("bob", "c.pointerIntervalMs"), 50)
+        bob = self.client("bob", "c.you.id")
+
+        def seen_by(key):
+            return {p["id"]: p for p in self.client(key, "c.pointers")}
+
+        self.run_js("clients.bob.sendPointer('face', 0.25, 0.75, 'drag');")
+        self.wait(lambda: bob in seen_by("alice"), "alice does not see bob's pointer")
+        self.assertEqual(seen_by("alice")[bob], {"id": bob, "name": "bob", "view": "face", "x": 0.25, "y": 0.75,
+                                                 "activity": "drag"})
+        change = next(c for c in self.record("alice", "pointers") if c["changed"])
+        self.assertEqual([p["id"] for p in change["changed"]], [bob])
+
+        # A newcomer hears the visible pointers with its welcome.
+        self.open_client("carol", room=room, name="carol")
+        self.wait(lambda: self.record("carol", "pointers"), "carol heard no pointers")
+        first = self.record("carol", "pointers")[0]
+        self.assertEqual([p["id"] for p in first["pointers"]], [bob])
+        self.assertEqual(first["changed"], first["pointers"])
+
+        # Out of range coordinates are brought into 0..1 rather than refused.
+        self.run_js("clients.bob.sendPointer('heart', 1.5, -2);")
+        self.wait(lambda: seen_by("alice").get(bob, {}).get("view") == "heart", "alice missed bob's move")
+        self.assertEqual((seen_by("alice")[bob]["x"], seen_by("alice")[bob]["y"]), (1, 0))
+        self.assertEqual(seen_by("alice")[bob]["activity"], "idle")
+
+        self.run_js("clients.bob.hidePointer();")
+        self.wait(lambda: bob not in seen_by("alice") and bob not in seen_by("carol"), "bob's pointer is still shown")
+        self.assertIn(bob, self.record("alice", "pointers")[-1]["gone"])
+
+        # A client never receives its own pointer; and its pointer is gone when it leaves.
+        self.run_js("clients.alice.sendPointer('dragon', 0.5, 0.5, 'press'); clients.bob.sendPointer('face', 0.1, 0.2);")
+        self.wait(lambda: bob in seen_by("carol") and len(seen_by("carol")) == 2, "carol does not see both pointers")
+        self.assertNotIn(self.client("alice", "c.you.id"), seen_by("alice"))
+        self.assertNotIn(bob, seen_by("bob"))
+        self.driver.execute_script("window.records.bob.client.close()")
+        self.wait(lambda: bob not in seen_by("alice"), "bob left but his pointer stayed")
+        self.assertEqual(self.record("bob", "errors") + self.record("alice", "errors"), [])
+
+    def test_pointers_are_paced_and_the_latest_one_wins(self):
+        room = new_room("pace")
+        self.connected("alice", room=room, name="alice")
+        self.connected("bob", room=room, name="bob")
+        bob = self.client("bob", "c.you.id")
+        sent = self.run_js("""
+            const socket = window.openedSockets.find((s) => s.url === clients.bob.url && s.readyState === 1);
+            const send = socket.send.bind(socket);
+            const pointers = [];
+            socket.send = (text) => {
+              const message = JSON.parse(text);
+              if (message.type === 'pointer') pointers.push({ ...message, at: performance.now() });
+              send(text);
+            };
+            // Hiding a pointer nobody saw sends nothing.
+            clients.bob.hidePointer();
+            for (let i = 0; i < 20; i++) clients.bob.sendPointer('face', i / 20, 0.5);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return pointers;""")
+        self.assertEqual([p["x"] for p in sent], [0, 0.95], "the first at once, then only the latest")
+        self.assertGreaterEqual(sent[1]["at"] - sent[0]["at"], 45)
+        self.wait(lambda: [p["x"] for p in self.client("alice", "c.pointers") if p["id"] == bob] == [0.95],
+                  "alice does not see the latest position")
+
+    def test_pointers_are_not_sent_to_a_server_without_them(self):
+        # A server from before section 10: its welcome has no `pointers`.
+        sent = self.run_js("""
+            const sent = [];
+            class OlderServerSocket {
+              constructor(url) {
+                this.url = url;
+                this.readyState = 0;
+                setTimeout(() => {
+                  this.readyState = 1;
+                  this.onmessage({ data: JSON.stringify({ type: 'welcome', protocol: 1, room: 'old',
+                    you: { id: 'c1', name: 'alice', role: 'player' }, epoch: 'e1', seq: 0, state: {},
+                    presence: [{ id: 'c1', name: 'alice' }], presenceCount: 1, serverTime: Date.now(),
+                    recovered: false, limits: { intentsPerSecond: 60, intentBurst: 120, maxMessageBytes: 4096 } }) });
+                }, 0);
+              }
+              send(text) { sent.push(JSON.parse(text)); }
+              close() { this.readyState = 3; }
+            }
+            const client = module.connect({ url: 'ws://127.0.0.1:9/ws', WebSocket: OlderServerSocket, pingIntervalMs: 0 });
+            await client.ready();
+            const supports = client.supportsPointers;
+            client.sendPointer('face', 0.5, 0.5, 'drag');
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            client.close();
+            return { supports, sent };""")
+        self.assertFalse(sent["supports"])
+        self.assertEqual(sent["sent"], [])
 
     def test_events_missed_while_the_socket_was_down_are_replayed_on_resume(self):
         room = new_room("replay")

@@ -11,8 +11,8 @@ const HISTORY_PEEK = 100;
 export class RoomConnection {
   /**
    * handlers: welcome(msg, {firstVisit}), event(msg, {replayed}), resync(msg),
-   * presence({people, count, joined?, left?}), serverError(error),
-   * state({phase, text, detail, retryAt}).
+   * presence({people, count, joined?, left?}), pointers({pointers, changed, gone}),
+   * serverError(error), state({phase, text, detail, retryAt}).
    */
   constructor({ room, name, token, handlers }) {
     this.room = room;
@@ -62,6 +62,7 @@ export class RoomConnection {
     this.client.on('event', (event, details) => handlers.event(event, details));
     this.client.on('resync', (resync) => handlers.resync(resync));
     this.client.on('presence', (change) => handlers.presence(change));
+    this.client.on('pointers', (change) => handlers.pointers(change));
     this.client.on('error', (error) => handlers.serverError(error));
     this.client.on('status', (status) => this.report(status));
   }
@@ -85,6 +86,11 @@ export class RoomConnection {
       if (error.fromServer) this.handlers.serverError(error);
     });
     return sent;
+  }
+
+  /** Shows the others where this page points (null hides it); the client paces and keeps it while offline. */
+  sendPointer(view, x, y, activity) {
+    this.client?.sendPointer(view, x, y, activity);
   }
 
   /** since and epoch that replay the room's last events, or nothing when the room cannot be read. */

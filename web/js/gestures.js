@@ -40,15 +40,30 @@ export function streamInterval(limits) {
   return Math.max(50, 3000 / perSecond);
 }
 
+/** How long after the last wheel step the wheel still counts as a pinch in progress. */
+const WHEEL_PINCH_MS = 400;
+
 /**
  * The face's gestures, like the seed's recognisers: a vertical pan changes
  * happiness by −translation.y / 2; a two-finger pinch and the wheel scale it
  * (scale *= gesture.scale); arrow and +/− keys for the keyboard.
+ * `activity(kind)`, when given, hears the gesture in progress whenever it
+ * changes: `drag` (one finger or the mouse button down), `pinch` (two
+ * fingers, or the wheel until it rests), `idle`.
  */
-export function attachFaceGestures(canvas, { nudge, pinch }) {
+export function attachFaceGestures(canvas, { nudge, pinch, activity = () => {} }) {
   const pointers = new Map();
   let lastY = 0;
   let lastDistance = 0;
+  let wheeling = null;
+  let reported = 'idle';
+
+  const report = () => {
+    const now = pointers.size >= 2 || wheeling !== null ? 'pinch' : pointers.size === 1 ? 'drag' : 'idle';
+    if (now === reported) return;
+    reported = now;
+    activity(now);
+  };
 
   const distance = () => {
     const [a, b] = [...pointers.values()];
@@ -62,6 +77,7 @@ export function attachFaceGestures(canvas, { nudge, pinch }) {
     if (pointers.size === 1) lastY = event.clientY;
     if (pointers.size === 2) lastDistance = distance();
     event.preventDefault();
+    report();
   });
 
   canvas.addEventListener('pointermove', (event) => {
@@ -85,6 +101,7 @@ export function attachFaceGestures(canvas, { nudge, pinch }) {
     if (pointers.size === 1) lastY = [...pointers.values()][0].y;
     nudge.flush();
     pinch.flush();
+    report();
   };
   canvas.addEventListener('pointerup', end);
   canvas.addEventListener('pointercancel', end);
@@ -93,6 +110,9 @@ export function attachFaceGestures(canvas, { nudge, pinch }) {
     event.preventDefault();
     const pixels = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaMode === 2 ? event.deltaY * 400 : event.deltaY;
     pinch.add(Math.exp(-pixels * 0.002));
+    clearTimeout(wheeling);
+    wheeling = setTimeout(() => { wheeling = null; report(); }, WHEEL_PINCH_MS);
+    report();
   }, { passive: false });
 
   canvas.addEventListener('keydown', (event) => {

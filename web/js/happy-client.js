@@ -122,6 +122,8 @@ export class HappyError extends Error {
  */
 
 const EVENT_TYPES = ['welcome', 'event', 'state', 'presence', 'resync', 'status', 'pointers', 'error'];
+const POINTER_VIEWS = ['face', 'heart', 'dragon'];
+const POINTER_ACTIVITIES = ['idle', 'drag', 'pinch', 'press'];
 const DEFAULT_POINTER_INTERVAL_MS = 50;
 const CLOCK_SAMPLES = 8;
 const SECOND_PING_DELAY_MS = 1000;
@@ -243,10 +245,20 @@ export class HappyClient {
   /** The others' visible pointers (section 10). @type {Pointer[]} */
   get pointers() { return [...this.#pointers.values()]; }
 
-  /** Whether the server announced live pointers in its welcome (section 10). @type {boolean} */
+  /**
+   * Whether the server has live pointers (section 10): its welcome lists the visible ones in
+   * `welcome.pointers`, as every server that speaks section 10 does. False before the first welcome.
+   * @type {boolean}
+   */
   get supportsPointers() {
-    const welcome = this.#welcome;
-    return welcome !== null && (Array.isArray(welcome.pointers) || welcome.limits?.pointerIntervalMs !== undefined);
+    return Array.isArray(this.#welcome?.pointers);
+  }
+
+  /** How often pointers go out at most, in ms: `limits.pointerIntervalMs`, else 50. @type {number} */
+  get pointerIntervalMs() {
+    const { pointerIntervalMs, pointersPerSecond } = this.limits;
+    const fromRate = pointersPerSecond > 0 ? 1000 / pointersPerSecond : 0;
+    return Math.max(pointerIntervalMs > 0 ? pointerIntervalMs : DEFAULT_POINTER_INTERVAL_MS, fromRate);
   }
 
   /** The connection's status, as last reported to `status` listeners. @type {Status} */
@@ -281,7 +293,9 @@ export class HappyClient {
    * - `presence` ({people, count, joined?, left?}): the people list changed (welcome, join, leave).
    * - `resync` (resync): the server replaced queued events by the whole scene.
    * - `status` (status): connecting, connected, reconnecting, refused or closed; see {@link Status}.
-   * - `pointers` ({pointers, changed, gone}): the others' live pointers changed.
+   * - `pointers` ({pointers, changed, gone}): the others' live pointers changed: `pointers` is
+   *   every visible one, `changed` the ones that appeared or moved, `gone` the ids that left or
+   *   hid. Also on every welcome, with the room's visible pointers as `changed`.
    * - `error` (HappyError): an error not tied to a pending intent or ping.
    *
    * @param {'welcome'|'event'|'state'|'presence'|'resync'|'status'|'pointers'|'error'} type
@@ -345,12 +359,12 @@ export class HappyClient {
 
   /**
    * Shows the others where this client points (section 10): `view` `face`, `heart` or
-   * `dragon`, or null to hide; `x`, `y` in 0..1 inside the view. Sent at most once per
-   * `welcome.limits.pointerIntervalMs` (50 ms when the server does not say), the latest
+   * `dragon`, or null to hide; `x`, `y` in 0..1 inside the view (brought into that range when
+   * outside it). Sent at most once per {@link HappyClient#pointerIntervalMs}, the latest
    * position winning; while offline the latest is kept and sent after the next welcome, and a
-   * visible pointer is shown again after a reconnect. Nothing is sent to a server that did not
-   * announce pointers (see {@link HappyClient#supportsPointers}). No ack; an invalid pointer
-   * comes back as an `error` event.
+   * visible pointer is shown again after a reconnect. Hiding a pointer the others never saw
+   * sends nothing. Nothing is sent to a server without pointers (see
+   * {@link HappyClient#supportsPointers}). No ack.
    *
    * @param {'face'|'heart'|'dragon'|null} view
    * @param {number} [x]
@@ -358,7 +372,19 @@ export class HappyClient {
    * @param {'idle'|'drag'|'pinch'|'press'} [activity]
    */
   sendPointer(view, x = 0, y = 0, activity = 'idle') {
-    this.#pointerOut = { type: 'pointer', view: view ?? null, x, y, activity };
+    if (view === null || view === undefined) {
+      if (!this.#pointerShown?.view) {
+        this.#pointerOut = null; // The others never saw it: nothing to hide.
+        return;
+      }
+      this.#pointerOut = { type: 'pointer', view: null };
+    } else {
+      if (!POINTER_VIEWS.includes(view)) throw new TypeError(`happy-client: no such view "${view}" (one of ${POINTER_VIEWS.join(', ')})`);
+      if (!POINTER_ACTIVITIES.includes(activity)) {
+        throw new TypeError(`happy-client: no such activity "${activity}" (one of ${POINTER_ACTIVITIES.join(', ')})`);
+      }
+      this.#pointerOut = { type: 'pointer', view, x: unitInterval(x), y: unitInterval(y), activity };
+    }
     this.#schedulePointer();
   }
 
@@ -538,13 +564,16 @@ export class HappyClient {
     this.#state = welcome.state;
     this.#people = new Map((welcome.presence || []).map((person) => [person.id, person]));
     this.#peopleCount = typeof welcome.presenceCount === 'number' ? welcome.presenceCount : this.#people.size;
+    const before = this.#pointers;
     this.#pointers = new Map((welcome.pointers || []).map((pointer) => [pointer.id, pointer]));
+    // Pointers hidden while this client was away are gone now.
+    const pointersGone = [...before.keys()].filter((id) => !this.#pointers.has(id));
     this.#noteClock(welcome.serverTime, Infinity);
 
     this.#emit('welcome', welcome);
     this.#emit('presence', { people: this.people, count: this.#peopleCount });
     this.#emit('state', this.#state, { cause: 'welcome' });
-    if (this.supportsPointers) this.#emit('pointers', { pointers: this.pointers, changed: this.pointers, gone: [] });
+    if (this.supportsPointers) this.#emit('pointers', { pointers: this.pointers, changed: this.pointers, gone: pointersGone });
     this.#setStatus({ phase: 'connected', recovered: welcome.recovered === true });
     if (this.#welcome !== welcome || !this.#welcomed) return; // A listener closed or reconnected the client.
 
@@ -692,16 +721,10 @@ export class HappyClient {
 
   // MARK: pointers
 
-  #pointerIntervalMs() {
-    const { pointerIntervalMs, pointersPerSecond } = this.limits;
-    const fromRate = pointersPerSecond > 0 ? 1000 / pointersPerSecond : 0;
-    return Math.max(pointerIntervalMs > 0 ? pointerIntervalMs : DEFAULT_POINTER_INTERVAL_MS, fromRate);
-  }
-
   #schedulePointer() {
     if (this.#pointerTimer !== null || this.#pointerOut === null) return;
     if (!this.connected || !this.supportsPointers) return; // Kept for the next welcome.
-    const wait = this.#pointerSentAt + this.#pointerIntervalMs() - performance.now();
+    const wait = this.#pointerSentAt + this.pointerIntervalMs - performance.now();
     if (wait <= 0) {
       this.#sendPointerNow();
     } else {
@@ -750,6 +773,12 @@ function endpointURL(url) {
   }
   if (endpoint.pathname === '/' || endpoint.pathname === '') endpoint.pathname = '/ws';
   return endpoint.href;
+}
+
+/** A coordinate brought into 0..1 (0 for what is not a number). */
+function unitInterval(value) {
+  const number = Number(value);
+  return Number.isFinite(number) ? Math.min(1, Math.max(0, number)) : 0;
 }
 
 function isPlainObject(value) {
