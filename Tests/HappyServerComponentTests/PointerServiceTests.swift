@@ -114,11 +114,18 @@ final class PointerServiceTests: XCTestCase {
         XCTAssertFalse(slow.connection.needsResync, "pointers never cause a resync")
         XCTAssertEqual(harness.metrics.resyncs, 0)
 
+        // Bob's pointer goes while the slow client is still skipped.
+        harness.send(bob, #"{"type":"pointer","view":null}"#)
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+
         _ = harness.messages(of: slow)  // it catches up
         harness.send(alice, pointer("face", 0.33))
         harness.advance(by: 0.06)
         harness.server.pointers.tick()
-        XCTAssertEqual(Set(ids(batches(harness, slow).last)), [alice.id, bob.id], "the full list after a skip")
+        let catchUp = batches(harness, slow).last
+        XCTAssertEqual(ids(catchUp), [alice.id], "the full list after a skip")
+        XCTAssertEqual(goneIDs(catchUp), [bob.id], "and what went meanwhile")
     }
 
     func testPointersHaveTheirOwnRate() {

@@ -67,8 +67,9 @@ final class Connection: Attachment {
     var flood: FloodMeter
     /// Pointer messages have their own rate (`pointersPerSecond`).
     var pointerBucket: TokenBucket
-    /// Pointer batches were skipped (a long queue): the next one lists every pointer.
-    var pointersSkipped = false
+    /// Pointer batches were skipped (a long queue) since the room's pointer
+    /// `goneCount` was this: the next one lists every pointer and what went.
+    var pointersSkippedSince: UInt64?
     let openedAt: Double
     var keepalive: Keepalive
     /// When the outbox last made progress (or became non-empty).

@@ -6,8 +6,8 @@ import HappyCore
 /// something changed. A batch is encoded once and shared by every receiver
 /// but those whose own pointer is in it (at most `maxPointersPerBatch`,
 /// each given a copy without it). A receiver whose queue is over half of
-/// `maxQueuedBytes` is skipped and later caught up with the full list:
-/// pointers never cause a resync.
+/// `maxQueuedBytes` is skipped and later caught up with the full list and
+/// every pointer that went meanwhile: pointers never cause a resync.
 final class PointerService {
     /// Arms the one pointer timer, in seconds from now (set by the transport).
     var scheduleTick: ((_ delaySeconds: Double) -> Void)?
@@ -108,16 +108,16 @@ final class PointerService {
         let skipAbove = limits.maxQueuedBytes / 2
         for member in runtime.members where member.joined && member.closeRequest == nil {
             if queuedBytes(of: member, in: runtime) > skipAbove {
-                member.pointersSkipped = true
+                if member.pointersSkippedSince == nil { member.pointersSkippedSince = batch.goneFrom }
                 metrics.pointerSkips += 1
                 continue
             }
             let message: OutboundFrame
-            if member.pointersSkipped {
-                member.pointersSkipped = false
+            if let since = member.pointersSkippedSince {
+                member.pointersSkippedSince = nil
                 let entries = runtime.pointers.visibleEntries(excluding: member.participant.id,
                                                               limit: limits.maxPointersPerBatch)
-                message = frame(room: runtime.name, entries: entries, gone: batch.gone)
+                message = frame(room: runtime.name, entries: entries, gone: runtime.pointers.goneSince(since))
             } else if let own = ownPosition[member.participant.id] {
                 // Never a client's own pointer: a copy without it.
                 var entries = batch.entries

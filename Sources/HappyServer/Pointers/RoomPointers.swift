@@ -17,6 +17,8 @@ struct RoomPointers {
         var ids: [String]
         var entries: [[UInt8]]
         var gone: [String]
+        /// `goneCount` when the previous batch was taken: this one covers what went after.
+        var goneFrom: UInt64
         var isEmpty: Bool { entries.isEmpty && gone.isEmpty }
     }
 
@@ -26,6 +28,12 @@ struct RoomPointers {
     /// Clients whose pointer was hidden or who left since the last batch.
     private(set) var gone: [String] = []
     private var moves: UInt64 = 0
+    /// Every pointer that went, numbered, the latest `recentGoneLimit` kept:
+    /// a client that skipped batches learns from them what went meanwhile.
+    private(set) var goneCount: UInt64 = 0
+    private var recentGone: [(number: UInt64, id: String)] = []
+    private var goneCountAtLastBatch: UInt64 = 0
+    static let recentGoneLimit = 512
 
     /// Something waits to be sent.
     var hasChanges: Bool { !changed.isEmpty || !gone.isEmpty }
@@ -45,7 +53,18 @@ struct RoomPointers {
         guard visible.removeValue(forKey: id) != nil else { return false }
         changed.remove(id)
         if !gone.contains(id) { gone.append(id) }
+        goneCount += 1
+        recentGone.append((goneCount, id))
+        if recentGone.count > Self.recentGoneLimit { recentGone.removeFirst(recentGone.count - Self.recentGoneLimit / 2) }
         return true
+    }
+
+    /// The ids that went after `goneCount` was `since` and are not visible
+    /// again (all the kept ones when more went than are kept: a client
+    /// ignores a `gone` id it does not show).
+    func goneSince(_ since: UInt64) -> [String] {
+        var seen = Set<String>()
+        return recentGone.filter { $0.number > since && visible[$0.id] == nil && seen.insert($0.id).inserted }.map(\.id)
     }
 
     /// Takes the next batch: at most `limit` changed pointers, the most
@@ -56,8 +75,10 @@ struct RoomPointers {
         moved.sort { $0.shown.movedOrder > $1.shown.movedOrder }
         let taken = moved.prefix(limit)
         for item in taken { changed.remove(item.id) }
-        let batch = Batch(ids: taken.map(\.id), entries: taken.map(\.shown.encoded), gone: gone)
+        let batch = Batch(ids: taken.map(\.id), entries: taken.map(\.shown.encoded), gone: gone,
+                          goneFrom: goneCountAtLastBatch)
         gone.removeAll()
+        goneCountAtLastBatch = goneCount
         return batch
     }
 
