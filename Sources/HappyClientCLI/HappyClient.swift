@@ -30,7 +30,7 @@ public enum HappyClient {
         case .help: status = ExitStatus.success.rawValue
         case .state(let json): status = context.runState(json: json)
         case .intents(_, let actions): status = context.runIntents(actions)
-        case .watch(let json): status = context.runWatch(json: json)
+        case .watch(let json, let pointers): status = context.runWatch(json: json, pointers: pointers)
         case .play(let options): status = context.runPlay(options)
         case .ping(let count): status = context.runPing(count: count)
         }

@@ -87,8 +87,8 @@ final class TerminalDrawingTests: XCTestCase {
 
     func testAWideTerminalShowsTheCompositeScene() {
         let layout = PlayLayout(columns: 120, rows: 40, sizes: sizes)
-        XCTAssertEqual(layout.pictureRows, 35)
-        XCTAssertEqual(layout.pixelHeight, 70)
+        XCTAssertEqual(layout.pictureRows, 34)
+        XCTAssertEqual(layout.pixelHeight, 68)
         XCTAssertEqual(layout.placements.count, 1)
         let scene = layout.placements[0]
         XCTAssertEqual(scene.view, .scene)
@@ -114,7 +114,7 @@ final class TerminalDrawingTests: XCTestCase {
         XCTAssertTrue(layout.tooSmall)
         XCTAssertEqual(layout.placements, [])
         let rows = PlayScreen(layout: layout).rows(picture: [], texts: PlayScreen.Texts(
-            title: "t", statusLabel: "s", values: "v", presence: "p", keys: "k"))
+            title: "t", statusLabel: "s", values: "v", presence: "p", steering: "n", keys: "k"))
         XCTAssertTrue(rows.contains { $0 == "too small (24×8)" }, "\(rows)")
         XCTAssertLessThanOrEqual(rows.count, 6)
     }
@@ -125,13 +125,14 @@ final class TerminalDrawingTests: XCTestCase {
                                      connection: "connected", seq: 3, scene: .standard,
                                      statusLabel: "alice: forward, (x,y) = (20, 10)", lastAnswer: "applied  dragon (20, 10)",
                                      presence: [Participant(id: "c1", name: "me"), Participant(id: "c2", name: "alice")],
-                                     presenceCount: 2)
+                                     presenceCount: 2, steering: "steering: nobody")
         XCTAssertEqual(texts.presence, "here (2): me (you), alice")
         XCTAssertTrue(texts.values.hasPrefix("happiness 50 · scale 0.9 · heart 0.5 · dragon (10, 10) shown   last: applied"))
         let rows = PlayScreen(layout: layout).rows(picture: Array(repeating: "x", count: layout.pictureRows), texts: texts)
         XCTAssertEqual(rows.count, 10)
         XCTAssertTrue(rows[0].contains(" Happy · room t · me · ws://h:1/ws"))
-        XCTAssertEqual(rows[6], ANSI.bold + "alice: forward, (x,y) = (20, 10)" + ANSI.reset)
+        XCTAssertEqual(rows[5], ANSI.bold + "alice: forward, (x,y) = (20, 10)" + ANSI.reset)
+        XCTAssertEqual(rows[8], "steering: nobody")
         XCTAssertEqual(rows[9], PlayScreen.fit(PlayKeys.help, width: 40))
         XCTAssertEqual(PlayScreen.fit("abcdef", width: 4), "abc…")
         XCTAssertEqual(PlayScreen.fit("ab", width: 4, pad: true), "ab  ")

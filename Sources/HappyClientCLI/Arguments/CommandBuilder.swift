@@ -23,7 +23,7 @@ struct CommandBuilder {
         let result: Command
         switch command {
         case .state: result = .state(json: options["--json"] != nil)
-        case .watch: result = .watch(json: options["--json"] != nil)
+        case .watch: result = .watch(json: options["--json"] != nil, pointers: options["--pointers"] != nil)
         case .happiness:
             let text = try next("VALUE", "an integer, e.g. happiness 80")
             guard let value = ValueParsing.integer(text, in: -Self.integerLimit...Self.integerLimit) else {

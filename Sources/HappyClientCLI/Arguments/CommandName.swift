@@ -11,7 +11,8 @@ public enum CommandName: String, CaseIterable, Sendable {
     /// The options this command accepts besides the common ones.
     var options: [Option] {
         switch self {
-        case .state, .watch: return [Option(name: "--json", takesValue: false)]
+        case .state: return [Option(name: "--json", takesValue: false)]
+        case .watch: return [Option(name: "--json", takesValue: false), Option(name: "--pointers", takesValue: false)]
         case .heart:
             return ["--fill", "--stroke", "--width"].map { Option(name: $0, takesValue: true) }
         case .dragon: return [Option(name: "--times", takesValue: true)]

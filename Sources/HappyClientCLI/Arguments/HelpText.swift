@@ -20,7 +20,8 @@ public enum HelpText {
           dragon forward|back|hide|show|toggle [--times N]
                                           press the dragon's buttons
           reset                           the room back to its defaults
-          watch [--json]                  stream events and presence as they happen
+          watch [--json] [--pointers]     stream events and presence as they happen,
+                                          and with --pointers the others' live pointers
           play [--plain] [--color MODE]   the scene live in the terminal, with keys
           ping [--count N]                round-trip latency and clock offset
           help [COMMAND]                  this text, or a command's
@@ -58,7 +59,7 @@ public enum HelpText {
         case .heart: return "heart [RATE] [--fill COLOR] [--stroke COLOR] [--width WIDTH]"
         case .dragon: return "dragon forward|back|hide|show|toggle [--times N]"
         case .reset: return "reset"
-        case .watch: return "watch [--json]"
+        case .watch: return "watch [--json] [--pointers]"
         case .play: return "play [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
         case .ping: return "ping [--count N]"
         case .help: return "help [COMMAND]"
@@ -161,12 +162,17 @@ public enum HelpText {
                 When the connection drops it reconnects with backoff and resumes, so
                 every event appears exactly once and in order. Stop with Ctrl-C (exit 130)
                 or SIGTERM (exit 143).
-                  --json   the server's event and presence messages, one per line,
-                           exactly as received (NDJSON)
+                  --json       the server's event and presence messages, one per line,
+                               exactly as received (NDJSON)
+                  --pointers   also where the others point and what they do: one line
+                               per pointer that moves or goes (time, name, view, x and
+                               y from 0 to 1, activity), starting with those already
+                               shown; with --json, the server's pointers messages
 
                 examples:
                   happyclient watch
                   happyclient --room kitchen watch --json | jq .seq
+                  happyclient --room kitchen watch --pointers
                 """
         case .play:
             return """
@@ -175,6 +181,10 @@ public enum HelpText {
                 16 ANSI colours), the dragon's status label, who is here, the connection.
                 keys: ←/→ dragon back/forward, ↑/↓ happiness, +/- scale, [ ] heart rate,
                       h hide/show the dragon, q quit (exit 0)
+                Others' live pointers show as their initial over the view they point
+                at, and a line names who is steering what ("steering: alice (face,
+                drag)"). Your keys show your pointer to them over the view you change,
+                for a second after the last key.
                 Follows the terminal's size; reconnects and resumes when the connection
                 drops. Ctrl-C and SIGTERM also restore the terminal (exit 130 and 143).
                   --plain          plain ASCII shading, no colour (same as --color none)

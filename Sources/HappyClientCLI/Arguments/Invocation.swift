@@ -19,7 +19,8 @@ public enum Command: Equatable, Sendable {
     case state(json: Bool)
     /// Send these intents one after the other (`happiness 80`, `dragon forward --times 3`…).
     case intents(CommandName, [Action])
-    case watch(json: Bool)
+    /// Stream the room; with `pointers`, the others' live pointers too.
+    case watch(json: Bool, pointers: Bool = false)
     case play(PlayOptions)
     case ping(count: Int)
 }

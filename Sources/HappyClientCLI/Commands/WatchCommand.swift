@@ -1,14 +1,15 @@
 import Foundation
 import HappyClientKit
 import HappyCore
+import Synchronization
 
-/// `watch`: prints the room's events and presence as they come, across
-/// reconnects, until interrupted or refused.
+/// `watch`: prints the room's events and presence (and, asked to, the
+/// others' pointers) as they come, across reconnects, until interrupted or refused.
 extension CommandContext {
-    func runWatch(json: Bool) -> Int32 {
+    func runWatch(json: Bool, pointers: Bool) -> Int32 {
         let end = Latch<WatchEnd>()
-        let printer = WatchPrinter(console: console, json: json, offsetSeconds: TimeZone.current.secondsFromGMT(),
-                                   onEnd: { end.set(.ended($0)) })
+        let printer = WatchPrinter(console: console, json: json, pointers: pointers,
+                                   offsetSeconds: TimeZone.current.secondsFromGMT(), onEnd: { end.set(.ended($0)) })
         let session = HappySession(configuration: common.sessionConfiguration(reconnects: true), loop: loop)
         session.delegate = printer
         let trap = SignalTrap([SIGINT, SIGTERM]) { end.set(.signal($0)) }
@@ -36,18 +37,25 @@ enum WatchEnd: Sendable {
     case ended(SessionError)
 }
 
-/// Prints what a watching session hears: events and presence on stdout
-/// (readable lines or the messages as received), connection changes on stderr.
+/// Prints what a watching session hears: events, presence and (with
+/// `pointers`) pointer batches on stdout (readable lines or the messages as
+/// received), connection changes on stderr.
 final class WatchPrinter: HappySessionDelegate, Sendable {
     private let console: Console
     private let json: Bool
+    private let pointers: Bool
     private let lines: EventLines
     /// Called when the session ends by itself (refused, or dropped for good).
     private let onEnd: @Sendable (SessionError) -> Void
+    /// The names of the pointers shown, for the line of one that goes after
+    /// its owner left (the session has forgotten it by then).
+    private let pointerNames = Mutex<[String: String]>([:])
 
-    init(console: Console, json: Bool, offsetSeconds: Int, onEnd: @escaping @Sendable (SessionError) -> Void) {
+    init(console: Console, json: Bool, pointers: Bool = false, offsetSeconds: Int,
+         onEnd: @escaping @Sendable (SessionError) -> Void) {
         self.console = console
         self.json = json
+        self.pointers = pointers
         lines = EventLines(offsetSeconds: offsetSeconds)
         self.onEnd = onEnd
     }
@@ -79,6 +87,36 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
 
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
         console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: SystemTime.wallMilliseconds()))
+    }
+
+    /// Batches as received with `--json`; else one line per pointer that
+    /// moved or went, and at the start those already shown. Pointers dropped
+    /// with a connection are not printed: the next welcome lists them again.
+    func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {
+        guard pointers else { return }
+        if json {
+            if update.cause == .batch, let text { console.out(text) }
+            return
+        }
+        guard update.cause == .batch || update.cause == .welcome else { return }
+        let now = SystemTime.wallMilliseconds()
+        for text in pointerLines(update, atMilliseconds: now) { console.out(text) }
+    }
+
+    func pointerLines(_ update: PointerUpdate, atMilliseconds now: Int64) -> [String] {
+        pointerNames.withLock { names in
+            var output: [String] = []
+            for entry in update.moved {
+                names[entry.id] = entry.name
+                output.append(lines.pointer(entry, atMilliseconds: now))
+            }
+            if update.cause == .batch {
+                for id in update.gone {
+                    output.append(lines.pointerGone(id: id, name: names.removeValue(forKey: id), atMilliseconds: now))
+                }
+            }
+            return output
+        }
     }
 
     func session(_ session: HappySession, didReceiveError error: WireError) {

@@ -1,7 +1,9 @@
+import Foundation
 import HappyClientKit
 import HappyCore
 
-/// The readable lines of `watch`: one per event, join, leave or resync.
+/// The readable lines of `watch`: one per event, join, leave, resync, and
+/// pointer that moved or went.
 /// `offsetSeconds` is the local time zone's offset from UTC.
 struct EventLines {
     var offsetSeconds: Int
@@ -25,6 +27,26 @@ struct EventLines {
     func resync(seq: UInt64, state: Scene, atMilliseconds now: Int64) -> String {
         let time = TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)
         return "\(time) resync #\(seq) (events before it were skipped): \(Describe.summary(state))"
+    }
+
+    /// `12:04:05 pointer alice (c7)  face (0.42, 0.61) drag`
+    func pointer(_ entry: PointerEntry, atMilliseconds now: Int64) -> String {
+        let time = TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)
+        let participant = Participant(id: entry.id, name: entry.name)
+        return "\(time) pointer \(Describe.participant(participant))  \(Self.place(entry.position))"
+    }
+
+    /// `12:04:06 pointer alice (c7)  gone` (the id alone when the name is unknown).
+    func pointerGone(id: String, name: String?, atMilliseconds now: Int64) -> String {
+        let time = TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)
+        let who = name.map { Describe.participant(Participant(id: id, name: $0)) } ?? id
+        return "\(time) pointer \(who)  gone"
+    }
+
+    /// `face (0.42, 0.61) drag`: the view, the spot in it, the activity.
+    static func place(_ position: PointerPosition) -> String {
+        let x = String(format: "%.2f", position.x), y = String(format: "%.2f", position.y)
+        return "\(position.view.rawValue) (\(x), \(y)) \(position.activity.rawValue)"
     }
 
     /// What an event changed, as its new values.

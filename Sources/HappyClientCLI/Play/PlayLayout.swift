@@ -1,9 +1,9 @@
 import HappyRender
 
 /// Where things go on the `play` screen: a title row, the picture, and
-/// four text rows (status label, values, presence, keys). The picture is
-/// the composite scene, or — when the terminal is narrow and tall enough
-/// for it to come out larger — the face, heart and dragon stacked.
+/// five text rows (status label, values, presence, steering, keys). The
+/// picture is the composite scene, or — when the terminal is narrow and tall
+/// enough for it to come out larger — the face, heart and dragon stacked.
 /// Pixels: one per column, two per row.
 struct PlayLayout: Equatable {
     /// The natural sizes of what can be drawn (from the art).
@@ -28,7 +28,7 @@ struct PlayLayout: Equatable {
 
     static let minimumColumns = 24
     static let minimumRows = 8
-    static let textRowsBelow = 4
+    static let textRowsBelow = 5
 
     let columns: Int
     let rows: Int

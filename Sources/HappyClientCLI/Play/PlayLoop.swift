@@ -4,7 +4,8 @@ import HappyCore
 import HappyRender
 
 /// The terminal loop of `play`: waits for keys, session changes, signals
-/// and animation frames, sends throttled intents, and redraws.
+/// and animation frames, sends throttled intents and this client's pointer
+/// (hidden again a moment after the last key), and redraws.
 struct PlayLoop {
     let terminal: TerminalMode
     let session: HappySession
@@ -20,7 +21,9 @@ struct PlayLoop {
     private var pacer: IntentPacer
     private var layout: PlayLayout?
     private var renderer: FrameRenderer?
-    private var lastPicture: (state: FrameState, lines: [String])?
+    private var lastPicture: (state: FrameState, grid: PixelGrid, lines: [String])?
+    /// When to hide this client's pointer (monotonic seconds); nil while hidden.
+    private var hidePointerAt: Double?
 
     init(terminal: TerminalMode, session: HappySession, model: PlayModel, wake: WakePipe, signals: PendingSignals,
          art: Result<SceneArt, ResourceError>, encoder: CellEncoder, framesPerSecond: Int) {
@@ -53,8 +56,13 @@ struct PlayLoop {
                 draw()
                 nextFrame = max(nextFrame + frame, now + frame / 2)
             }
-            let ready = Poller.readable([0, wake.readEnd], timeout: nextFrame - SystemTime.monotonicSeconds())
+            let wakeAt = min(nextFrame, hidePointerAt ?? .infinity)
+            let ready = Poller.readable([0, wake.readEnd], timeout: wakeAt - SystemTime.monotonicSeconds())
             if ready.contains(wake.readEnd) { wake.drain() }
+            if let hideAt = hidePointerAt, SystemTime.monotonicSeconds() >= hideAt {
+                session.sendPointer(nil)
+                hidePointerAt = nil
+            }
             for number in signals.take() {
                 if number == SIGWINCH {
                     layout = nil
@@ -79,7 +87,11 @@ struct PlayLoop {
     }
 
     private mutating func press(_ key: Key) {
-        guard let scene = session.snapshot.ledger.state, let action = PlayKeys.action(for: key, scene: scene) else { return }
+        let snapshot = session.snapshot
+        guard let scene = snapshot.ledger.state, let action = PlayKeys.action(for: key, scene: scene) else { return }
+        // The others see where this key steers, also when the intent is dropped below.
+        session.sendPointer(PlayPointers.own(for: action, scene: scene, art: try? art.get(), geometry: snapshot.geometry))
+        hidePointerAt = SystemTime.monotonicSeconds() + PlayPointers.ownPointerSeconds
         guard pacer.tryTurn() else {
             model.note("slow down: keys beyond \(Describe.number(pacer.ratePerSecond)) a second are dropped")
             return
@@ -101,15 +113,21 @@ struct PlayLoop {
         }
         guard let layout else { return }
         let ledger = snapshot.ledger
+        let pointers = model.pointers
+        let steering = PlayPointers.steeringLine(pointers.entries, movedAt: pointers.movedAt,
+                                                 now: SystemTime.monotonicSeconds())
         let texts = PlayScreen.texts(
             room: ledger.room ?? "?", url: session.configuration.displayURL, you: ledger.you,
             connection: model.connection, seq: ledger.deliveredSeq, scene: ledger.state,
             statusLabel: model.statusLabel, lastAnswer: model.lastAnswer,
-            presence: ledger.presence, presenceCount: ledger.presenceCount)
-        writer.show(PlayScreen(layout: layout).rows(picture: picture(layout, snapshot), texts: texts))
+            presence: ledger.presence, presenceCount: ledger.presenceCount, steering: steering)
+        let marks = PlayPointers.marks(pointers.entries, layout: layout, renderer: renderer)
+        writer.show(PlayScreen(layout: layout).rows(picture: picture(layout, snapshot, marks: marks), texts: texts))
     }
 
-    private mutating func picture(_ layout: PlayLayout, _ snapshot: SessionSnapshot) -> [String] {
+    /// The picture's lines; the drawing is kept while the state stays the
+    /// same, and the markers are put over it each time.
+    private mutating func picture(_ layout: PlayLayout, _ snapshot: SessionSnapshot, marks: [CellMark]) -> [String] {
         guard !layout.tooSmall else { return [] }
         guard let renderer, let scene = snapshot.ledger.state else {
             if case .failure(let reason) = art { return PlayPicture.message("no picture: \(reason)", layout: layout) }
@@ -117,11 +135,14 @@ struct PlayLoop {
         }
         let state = FrameState(scene: scene, dragonStatus: model.drawnStatus,
                                step: WaveClock.step(atMilliseconds: snapshot.estimatedServerTime))
-        if let lastPicture, lastPicture.state == state { return lastPicture.lines }
+        if let lastPicture, lastPicture.state == state {
+            return marks.isEmpty ? lastPicture.lines : encoder.lines(lastPicture.grid, marks: marks)
+        }
         do {
-            let lines = try PlayPicture(renderer: renderer, encoder: encoder).lines(layout, state: state)
-            lastPicture = (state, lines)
-            return lines
+            let grid = try PlayPicture(renderer: renderer, encoder: encoder).grid(layout, state: state)
+            let lines = encoder.lines(grid)
+            lastPicture = (state, grid, lines)
+            return marks.isEmpty ? lines : encoder.lines(grid, marks: marks)
         } catch {
             return PlayPicture.message("cannot draw: \(error)", layout: layout)
         }

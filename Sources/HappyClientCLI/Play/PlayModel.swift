@@ -4,8 +4,9 @@ import HappyCore
 import HappyRender
 
 /// What the `play` screen shows besides the session's scene: the dragon's
-/// status label, the last answer, the connection. Filled in from the
-/// session's thread, read by the terminal loop; it wakes the loop on changes.
+/// status label, the last answer, the connection, the others' pointers and
+/// when each last moved. Filled in from the session's thread, read by the
+/// terminal loop; it wakes the loop on changes.
 final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private let wake: @Sendable () -> Void
@@ -15,6 +16,8 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     private var lastAnswerText: String?
     private var connectionText = "connecting…"
     private var endedError: SessionError?
+    private var pointerTable: [String: PointerEntry] = [:]
+    private var pointerMovedAt: [String: Double] = [:]
 
     init(status: DragonStatus, wake: @escaping @Sendable () -> Void) {
         self.status = status
@@ -31,6 +34,17 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     var connection: String { locked { connectionText } }
     /// Set when the session ended by itself (refused, or dropped for good).
     var ended: SessionError? { locked { endedError } }
+    /// The others' visible pointers, the least recently moved first (so
+    /// that the latest is drawn on top), and when each last moved
+    /// (monotonic seconds; not known for those listed by the welcome).
+    var pointers: (entries: [PointerEntry], movedAt: [String: Double]) {
+        locked {
+            let entries = pointerTable.values.sorted {
+                (pointerMovedAt[$0.id] ?? -.infinity, $0.id) < (pointerMovedAt[$1.id] ?? -.infinity, $1.id)
+            }
+            return (entries, pointerMovedAt)
+        }
+    }
 
     /// Records the answer to a key's intent.
     func answered(_ action: Action, _ result: Result<IntentOutcome, SessionError>) {
@@ -70,6 +84,19 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
 
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
         update {}
+    }
+
+    func session(_ session: HappySession, didUpdatePointers change: PointerUpdate, text: String?) {
+        let now = SystemTime.monotonicSeconds()
+        update {
+            if change.cause == .batch {
+                for entry in change.moved where pointerTable[entry.id]?.position != entry.position {
+                    pointerMovedAt[entry.id] = now
+                }
+            }
+            pointerTable = change.pointers
+            pointerMovedAt = pointerMovedAt.filter { pointerTable[$0.key] != nil }
+        }
     }
 
     func session(_ session: HappySession, didChange state: ConnectionState) {

@@ -7,16 +7,21 @@ struct PlayPicture {
     let renderer: FrameRenderer
     let encoder: CellEncoder
 
-    /// The picture's lines for `state`; views are flattened onto the
+    /// The picture's lines for `state`, with `marks` over it.
+    func lines(_ layout: PlayLayout, state: FrameState, marks: [CellMark] = []) throws(RenderError) -> [String] {
+        encoder.lines(try grid(layout, state: state), marks: marks)
+    }
+
+    /// The picture's pixels for `state`; views are flattened onto the
     /// scene's background colour, the rest stays transparent.
-    func lines(_ layout: PlayLayout, state: FrameState) throws(RenderError) -> [String] {
+    func grid(_ layout: PlayLayout, state: FrameState) throws(RenderError) -> PixelGrid {
         var grid = PixelGrid(width: layout.pixelWidth, height: layout.pixelHeight)
         let background = RGB(renderer.art.composite.background)
         for placement in layout.placements {
             let image = try renderer.render(placement.view, state, width: placement.width, height: placement.height)
             grid.draw(Self.grid(image, over: background), atX: placement.x, y: placement.y)
         }
-        return encoder.lines(grid)
+        return grid
     }
 
     static func grid(_ image: RenderedImage, over background: RGB) -> PixelGrid {

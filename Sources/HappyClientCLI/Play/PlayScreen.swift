@@ -8,6 +8,7 @@ struct PlayScreen {
         var statusLabel: String
         var values: String
         var presence: String
+        var steering: String
         var keys: String
     }
 
@@ -29,6 +30,7 @@ struct PlayScreen {
         rows.append(ANSI.bold + Self.fit(texts.statusLabel, width: width) + ANSI.reset)
         rows.append(Self.fit(texts.values, width: width))
         rows.append(Self.fit(texts.presence, width: width))
+        rows.append(Self.fit(texts.steering, width: width))
         rows.append(Self.fit(texts.keys, width: width))
         return rows
     }
@@ -36,7 +38,7 @@ struct PlayScreen {
     /// The text rows' contents for a moment of the game.
     static func texts(room: String, url: String, you: Participant?, connection: String, seq: UInt64,
                       scene: Scene?, statusLabel: String, lastAnswer: String?,
-                      presence: [Participant], presenceCount: Int) -> Texts {
+                      presence: [Participant], presenceCount: Int, steering: String) -> Texts {
         let who = you.map { " · \($0.name)" } ?? ""
         let title = " Happy · room \(room)\(who) · \(url) · \(connection) · seq \(seq)"
         var values = "waiting for the room…"
@@ -50,7 +52,7 @@ struct PlayScreen {
         let more = presenceCount > presence.count ? ", …" : ""
         return Texts(title: title, statusLabel: statusLabel, values: values,
                      presence: "here (\(presenceCount)): " + names.joined(separator: ", ") + more,
-                     keys: PlayKeys.help)
+                     steering: steering, keys: PlayKeys.help)
     }
 
     /// Cut to `width` characters (an ellipsis marks the cut), optionally padded.

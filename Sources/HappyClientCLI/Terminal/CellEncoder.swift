@@ -1,23 +1,41 @@
 /// Turns pixels into terminal text, two pixels per character cell: the
 /// upper half block `▀` in the top pixel's colour over the bottom pixel's
 /// colour (24-bit or the 16 ANSI colours), or plain ASCII shading.
-/// Transparent pixels leave the terminal's default background.
+/// Transparent pixels leave the terminal's default background. Marks put a
+/// character of their own in a cell, over the pixels.
 struct CellEncoder {
     let mode: ColorMode
 
     /// One string per cell row (`(grid.height + 1) / 2` rows); each ends with
-    /// the attributes reset.
-    func lines(_ grid: PixelGrid) -> [String] {
-        stride(from: 0, to: grid.height, by: 2).map { top in
-            line(grid, top: top, bottom: top + 1 < grid.height ? top + 1 : nil)
+    /// the attributes reset. Marks outside the grid are left out; of two in
+    /// one cell the last wins.
+    func lines(_ grid: PixelGrid, marks: [CellMark] = []) -> [String] {
+        var marksByRow: [Int: [Int: CellMark]] = [:]
+        for mark in marks where (0..<grid.width).contains(mark.column) && mark.row >= 0 && mark.row * 2 < grid.height {
+            marksByRow[mark.row, default: [:]][mark.column] = mark
+        }
+        return stride(from: 0, to: grid.height, by: 2).map { top in
+            line(grid, top: top, bottom: top + 1 < grid.height ? top + 1 : nil, marks: marksByRow[top / 2] ?? [:])
         }
     }
 
-    private func line(_ grid: PixelGrid, top: Int, bottom: Int?) -> String {
+    private func line(_ grid: PixelGrid, top: Int, bottom: Int?, marks: [Int: CellMark]) -> String {
         var text = ""
         text.reserveCapacity(grid.width * (mode == .truecolor ? 24 : 4))
         var pen = Pen()
         for x in 0..<grid.width {
+            if let mark = marks[x] {
+                if mode == .none {
+                    text.append(mark.character)
+                } else {
+                    // Bold dark text on the mark's colour; the pen starts afresh after it.
+                    text += ANSI.bold + code(mark.color, background: true) + code(.black, background: false)
+                    text.append(mark.character)
+                    text += ANSI.reset
+                    pen = Pen()
+                }
+                continue
+            }
             let upper = grid[x, top]
             let lower = bottom.flatMap { grid[x, $0] }
             if mode == .none {
@@ -45,7 +63,8 @@ struct CellEncoder {
         return text
     }
 
-    /// The colours last set on a line, so that runs of a colour cost one escape.
+    /// The colours last set on a line, so that runs of a colour cost one escape
+    /// (nil: not known, as at the start or after a reset).
     private struct Pen {
         var foreground: String?
         var background: String?
@@ -108,4 +127,13 @@ struct CellEncoder {
         let luminance = values.reduce(0, +) / Double(values.count)
         return ramp[min(ramp.count - 1, Int(luminance * Double(ramp.count)))]
     }
+}
+
+/// A character drawn in one cell over a picture (a pointer's marker), on a
+/// background of `color`. `column` and `row` count cells from the top left.
+struct CellMark: Equatable {
+    var column: Int
+    var row: Int
+    var character: Character
+    var color: RGB
 }

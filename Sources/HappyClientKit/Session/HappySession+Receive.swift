@@ -50,10 +50,12 @@ extension HappySession: WebSocketDelegate {
             welcomed = true
             everWelcomed = true
             attempt = 0
+            applyPointerStep(pointerThrottle.connected(now: SystemTime.monotonicSeconds()))
+            let pointers = pointerBoard.welcome(welcome)
             return [{ [weak self] in
                 guard let self else { return }
                 self.delegate?.session(self, didJoin: welcome, outcome: outcome)
-            }] + setState(.connected)
+            }] + (pointers.isEmpty ? [] : [pointerCall(pointers, text: nil)]) + setState(.connected)
         case .event(let event):
             guard ledger.event(event) else { return [] }
             return [{ [weak self] in
@@ -84,6 +86,7 @@ extension HappySession: WebSocketDelegate {
                     self.delegate?.session(self, presence: change, text: text)
                 }
             }
+            if let left, let update = pointerBoard.left(left) { calls.append(pointerCall(update, text: nil)) }
             return calls
         case .resync(let seq, let state):
             var presence: [Participant]?
@@ -103,8 +106,17 @@ extension HappySession: WebSocketDelegate {
                 clockOffset = sample.clockOffsetMilliseconds
             }
             return [{ ping.completion(.success(sample)) }]
+        case .pointers(let message):
+            return [pointerCall(pointerBoard.batch(message, you: ledger.you?.id), text: text)]
         case .other:
             return []
+        }
+    }
+
+    private func pointerCall(_ update: PointerUpdate, text: String?) -> () -> Void {
+        { [weak self] in
+            guard let self else { return }
+            self.delegate?.session(self, didUpdatePointers: update, text: text)
         }
     }
 
@@ -132,6 +144,7 @@ extension HappySession: WebSocketDelegate {
             error = .cannotConnect(url: url, reason: failure ?? reason)
         }
         var calls = failPending(error)
+        if let update = pointerBoard.disconnected() { calls.append(pointerCall(update, text: nil)) }
         if stopping {
             calls += setState(.ended(.stopped))
         } else if !configuration.reconnects || !everWelcomed || (close?.isFinal ?? false) {

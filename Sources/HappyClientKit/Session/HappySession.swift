@@ -34,6 +34,8 @@ public final class HappySession: @unchecked Sendable {
     let lock = NSCondition()
     private weak var storedDelegate: HappySessionDelegate?
     var ledger = RoomLedger()
+    var pointerBoard = PointerBoard()
+    var pointerThrottle: PointerThrottle
     var connection: WebSocketConnection?
     var connectionState: ConnectionState?
     var opened = false
@@ -54,6 +56,7 @@ public final class HappySession: @unchecked Sendable {
     public init(configuration: SessionConfiguration, loop: ClientLoop) {
         self.configuration = configuration
         self.loop = loop
+        pointerThrottle = PointerThrottle(interval: configuration.pointerInterval)
     }
 
     /// Opens the first connection.
@@ -138,6 +141,28 @@ public final class HappySession: @unchecked Sendable {
         return id
     }
 
+    /// Shows the others where this client points and what it is doing
+    /// (nil hides it). Paced to one message per `pointerInterval`, the latest
+    /// position winning; nothing is sent when it would not change what the
+    /// server shows. While disconnected the position waits for the next
+    /// connection, which shows it again.
+    public func sendPointer(_ position: PointerPosition?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard welcomed, connection != nil else {
+            pointerThrottle.hold(position)
+            return
+        }
+        applyPointerStep(pointerThrottle.offer(position, now: SystemTime.monotonicSeconds()))
+    }
+
+    /// The others' visible pointers, by id.
+    public var pointers: [String: PointerEntry] {
+        lock.lock()
+        defer { lock.unlock() }
+        return pointerBoard.pointers
+    }
+
     /// Forgets a request that is no longer awaited (its answer is ignored).
     public func forget(_ id: String) {
         lock.lock()
@@ -149,8 +174,30 @@ public final class HappySession: @unchecked Sendable {
     // MARK: under the lock
 
     func lockedSnapshot() -> SessionSnapshot {
-        SessionSnapshot(ledger: ledger, connectionState: connectionState, welcome: welcome, welcomeJSON: welcomeJSON,
-                        geometry: geometry, limits: limits, clockOffsetMilliseconds: clockOffset)
+        SessionSnapshot(ledger: ledger, pointers: pointerBoard.pointers, connectionState: connectionState,
+                        welcome: welcome, welcomeJSON: welcomeJSON, geometry: geometry, limits: limits,
+                        clockOffsetMilliseconds: clockOffset)
+    }
+
+    /// Carries out a step of the pointer throttle. Sends under the lock, so
+    /// that pointer messages leave in the order the throttle chose them.
+    func applyPointerStep(_ step: PointerThrottle.Step) {
+        switch step {
+        case .send(let position):
+            guard welcomed, let connection else { return }
+            connection.send(text: IntentEncoder.pointer(position))
+        case .wake(let at):
+            let delay = max(0, at - SystemTime.monotonicSeconds())
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.sendDuePointer() }
+        case .nothing:
+            break
+        }
+    }
+
+    private func sendDuePointer() {
+        lock.lock()
+        applyPointerStep(pointerThrottle.due(now: SystemTime.monotonicSeconds()))
+        lock.unlock()
     }
 
     func makeID(_ prefix: String) -> String {

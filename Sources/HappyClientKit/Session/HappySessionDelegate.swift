@@ -13,6 +13,10 @@ public protocol HappySessionDelegate: AnyObject {
     func session(_ session: HappySession, presence change: PresenceChange, text: String)
     /// The server replaced queued events by the current state.
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String)
+    /// The others' pointers changed: a welcome listed them, a `pointers`
+    /// batch came (`text` is that message as received, even when it changed
+    /// nothing this client showed), a client left, or the connection dropped.
+    func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?)
     /// An error answer that belongs to no request of this session.
     func session(_ session: HappySession, didReceiveError error: WireError)
     /// The connection state changed.
@@ -24,6 +28,7 @@ extension HappySessionDelegate {
     public func session(_ session: HappySession, didReceive event: EventMessage, text: String) {}
     public func session(_ session: HappySession, presence change: PresenceChange, text: String) {}
     public func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {}
+    public func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {}
     public func session(_ session: HappySession, didReceiveError error: WireError) {}
     public func session(_ session: HappySession, didChange state: ConnectionState) {}
 }
@@ -31,6 +36,8 @@ extension HappySessionDelegate {
 /// A consistent copy of a session's knowledge at one moment.
 public struct SessionSnapshot: Sendable {
     public var ledger: RoomLedger
+    /// The others' visible pointers, by id.
+    public var pointers: [String: PointerEntry]
     public var connectionState: ConnectionState?
     /// The latest welcome, decoded and as parsed JSON.
     public var welcome: WelcomeMessage?

@@ -12,10 +12,14 @@ public struct SessionConfiguration: Sendable {
     public var reconnects: Bool
     public var backoff: Backoff
     public var options: WebSocketOptions
+    /// The least time between two of this client's `pointer` messages, in
+    /// seconds: the server's default batch interval, and within its default
+    /// limit of 30 a second.
+    public var pointerInterval: Double
 
     public init(server: WebSocketURL, room: String? = nil, name: String? = nil, token: String? = nil,
                 reconnects: Bool = false, backoff: Backoff = Backoff(),
-                options: WebSocketOptions = WebSocketOptions()) {
+                options: WebSocketOptions = WebSocketOptions(), pointerInterval: Double = 0.05) {
         self.server = server
         self.room = room
         self.name = name
@@ -23,6 +27,7 @@ public struct SessionConfiguration: Sendable {
         self.reconnects = reconnects
         self.backoff = backoff
         self.options = options
+        self.pointerInterval = pointerInterval
     }
 
     /// The server URL with `/ws` when it names no path.

@@ -7,6 +7,8 @@ public enum ServerMessage: Sendable {
     case presence(joined: Participant?, left: Participant?)
     case resync(seq: UInt64, state: Scene)
     case pong(id: String?, serverTime: Int64)
+    /// Others' live pointers (section 10).
+    case pointers(PointersMessage)
     case other(JSONValue)
 
     /// Parses one message; nil when the text is not a JSON object.
@@ -38,6 +40,8 @@ public enum ServerMessage: Sendable {
             }
         case "pong":
             return .pong(id: json["id"]?.stringValue, serverTime: json["serverTime"]?.wholeNumber() ?? 0)
+        case "pointers":
+            return .pointers(PointersMessage(json: json))
         default:
             break
         }
@@ -57,6 +61,8 @@ public struct WelcomeMessage: Sendable {
     public var presenceCount: Int
     public var serverTime: Int64
     public var recovered: Bool
+    /// The others' visible pointers when this client joined (section 10).
+    public var pointers: [PointerEntry]
 
     init?(json: JSONValue) {
         guard let room = json["room"]?.stringValue, let you = json["you"].flatMap(Participant.init(json:)),
@@ -76,6 +82,54 @@ public struct WelcomeMessage: Sendable {
         presenceCount = json["presenceCount"]?.wholeNumber() ?? presence.count
         serverTime = json["serverTime"]?.wholeNumber() ?? 0
         recovered = json["recovered"]?.boolValue ?? false
+        pointers = PointerEntry.list(json["pointers"])
+    }
+}
+
+/// A decoded `pointers` message: pointers that appeared or moved since the
+/// previous one, and the ids of those hidden or gone.
+public struct PointersMessage: Equatable, Sendable {
+    public var room: String
+    public var pointers: [PointerEntry]
+    public var gone: [String]
+
+    public init(room: String, pointers: [PointerEntry], gone: [String]) {
+        self.room = room
+        self.pointers = pointers
+        self.gone = gone
+    }
+
+    /// Missing lists read as empty; entries that cannot be read are left out.
+    init(json: JSONValue) {
+        room = json["room"]?.stringValue ?? ""
+        pointers = PointerEntry.list(json["pointers"])
+        if case .array(let list)? = json["gone"] {
+            gone = list.compactMap(\.stringValue)
+        } else {
+            gone = []
+        }
+    }
+}
+
+extension PointerEntry {
+    /// Reads an entry as the server writes it: nil without an id, a name, a
+    /// known view and numeric coordinates. Coordinates are kept within 0...1
+    /// and an unknown activity reads as `idle`, so a newer server's additions
+    /// still show.
+    public init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let name = json["name"]?.stringValue,
+              let view = json["view"]?.stringValue.flatMap(PointerView.init(rawValue:)),
+              let x = json["x"]?.doubleValue, x.isFinite,
+              let y = json["y"]?.doubleValue, y.isFinite else { return nil }
+        let activity = json["activity"]?.stringValue.flatMap(PointerActivity.init(rawValue:)) ?? .idle
+        self.init(id: id, name: name,
+                  position: PointerPosition(view: view, x: min(1, max(0, x)), y: min(1, max(0, y)), activity: activity))
+    }
+
+    /// The readable entries of a JSON array (none when it is not one).
+    static func list(_ json: JSONValue?) -> [PointerEntry] {
+        guard case .array(let list)? = json else { return [] }
+        return list.compactMap(PointerEntry.init(json:))
     }
 }
 
