@@ -97,6 +97,7 @@ public final class HappyServer: @unchecked Sendable {
                                       metrics: metrics, logger: logger)
         http = HTTPIntake(responder: responder, addressLimits: addressLimits, access: access, config: config,
                           metrics: metrics, logger: logger, clock: clock)
+        frames.onArtLoaded = { [coordinator] labels in coordinator.dragonStatus = labels }
         api.register(in: &http.router)
         frames.register(in: &http.router)
         renderMetrics = { [unowned self] in MetricsRenderer.render(metrics, gauges()) }

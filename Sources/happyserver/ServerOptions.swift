@@ -93,7 +93,7 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
     }
     guard config.persistence.enabled else {
         logger.info("persistence disabled: rooms are kept in memory only and lost on restart")
-        return MemoryRoomStore(historySize: config.limits.historySize)
+        return MemoryRoomStore(historySize: config.limits.historySize, historyLimit: config.persistence.historyLimit)
     }
     let started = Date()
     let store = try SQLiteRoomStore(directory: config.dataDir, historySize: config.limits.historySize,

@@ -3,11 +3,60 @@
 public struct StoredEvent: Equatable, Sendable {
     public var seq: UInt64
     public var json: [UInt8]
+    /// The dragon's status label right after this event (section 11);
+    /// empty when not known (the label then comes from the events).
+    public var dragonStatus: String
 
-    public init(seq: UInt64, json: [UInt8]) {
+    public init(seq: UInt64, json: [UInt8], dragonStatus: String = "") {
         self.seq = seq
         self.json = json
+        self.dragonStatus = dragonStatus
     }
+}
+
+/// A page of a room's recorded past (PROTOCOL.md section 11).
+public struct HistoryPage: Equatable, Sendable {
+    public var epoch: String
+    /// The room's current seq.
+    public var seq: UInt64
+    /// The oldest seq still held (`seq + 1` when none is).
+    public var first: UInt64
+    /// Events after the asked seq, oldest first.
+    public var events: [StoredEvent]
+
+    public init(epoch: String, seq: UInt64, first: UInt64, events: [StoredEvent]) {
+        self.epoch = epoch
+        self.seq = seq
+        self.first = first
+        self.events = events
+    }
+}
+
+/// A room as it was right after one of its events (or at `first` - 1).
+public struct PastState: Equatable, Sendable {
+    public var epoch: String
+    public var seq: UInt64
+    public var scene: Scene
+    /// The dragon's status label then; empty for the initial label.
+    public var dragonStatus: String
+
+    public init(epoch: String, seq: UInt64, scene: Scene, dragonStatus: String) {
+        self.epoch = epoch
+        self.seq = seq
+        self.scene = scene
+        self.dragonStatus = dragonStatus
+    }
+}
+
+/// What a store finds for a room at a seq.
+public enum PastStateLookup: Equatable, Sendable {
+    case found(PastState)
+    /// Older than `first` - 1: no longer held.
+    case gone(first: UInt64)
+    /// Newer than the room's current seq.
+    case beyond(current: UInt64)
+    /// The room was never recorded.
+    case unknownRoom
 }
 
 /// A room as a store holds it.
@@ -103,6 +152,12 @@ public protocol RoomStore: AnyObject, Sendable {
     /// `baseSeq` and refuses rooms that moved on, returning them as conflicts;
     /// the other rooms are recorded.
     func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict]
+    /// The room's events after `since`, oldest first, at most `limit`
+    /// (section 11); nil when the room was never recorded. Read by seq from
+    /// an index: the cost does not grow with the history's length.
+    func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage?
+    /// The room right after event `seq` (or at `first` - 1).
+    func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup
     /// Flushes and closes; no calls follow.
     func close()
 }
@@ -110,29 +165,92 @@ public protocol RoomStore: AnyObject, Sendable {
 /// Keeps rooms in memory only: nothing survives a restart, so each start is
 /// a new epoch for every room. For tests, benchmarks and `persistence.enabled: false`.
 public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
-    private var rooms: [String: StoredRoom] = [:]
-    private let historySize: Int
+    /// One room: its state, its newest `historyLimit` events and the state
+    /// just before the oldest of them.
+    private struct Record {
+        var room: StoredRoom
+        var events: RingQueue<StoredEvent>
+        var base: PastState
+    }
 
-    public init(historySize: Int) {
+    private var records: [String: Record] = [:]
+    private let historySize: Int
+    private let historyLimit: Int
+
+    /// `historySize`: events a resume may replay; `historyLimit`: events kept for history and replay.
+    public init(historySize: Int, historyLimit: Int = 100_000) {
         self.historySize = historySize
+        self.historyLimit = historyLimit
     }
 
     public var isSynchronous: Bool { true }
     public var kind: String { "memory" }
-    public var keepsHistory: Bool { false }
+    public var keepsHistory: Bool { historyLimit > 0 }
 
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
-        rooms[name]
+        guard let record = records[name] else { return nil }
+        var room = record.room
+        let count = min(historySize, record.events.count)
+        room.history = (record.events.count - count ..< record.events.count).map { record.events[$0] }
+        return room
     }
 
     @discardableResult
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         for commit in commits {
-            // History lives in the server's ring; the memory store keeps state only.
-            rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
-                                            scene: commit.scene, history: [])
+            let room = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene, history: [])
+            guard var record = records[commit.room], record.room.epoch == commit.epoch else {
+                // A new room (or a new epoch): its past starts here.
+                var record = Record(room: room, events: RingQueue(),
+                                    base: PastState(epoch: commit.epoch, seq: commit.baseSeq, scene: commit.scene,
+                                                    dragonStatus: ""))
+                if !commit.events.isEmpty {
+                    record.base.seq = commit.events[0].seq - 1
+                    for event in commit.events { record.events.append(event) }
+                }
+                records[commit.room] = record
+                continue
+            }
+            record.room = room
+            for event in commit.events { record.events.append(event) }
+            while record.events.count > historyLimit {
+                let oldest = record.events.removeFirst()
+                record.base = PastState(epoch: commit.epoch, seq: oldest.seq,
+                                        scene: Self.scene(in: oldest.json) ?? record.base.scene,
+                                        dragonStatus: oldest.dragonStatus)
+            }
+            records[commit.room] = record
         }
         return []
+    }
+
+    public func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage? {
+        guard let record = records[name] else { return nil }
+        let first = record.base.seq + 1
+        let start = max(since, record.base.seq)
+        var events: [StoredEvent] = []
+        if start < record.room.seq {
+            let index = Int(start - record.base.seq)
+            for position in index ..< min(record.events.count, index + limit) { events.append(record.events[position]) }
+        }
+        return HistoryPage(epoch: record.room.epoch, seq: record.room.seq, first: first, events: events)
+    }
+
+    public func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup {
+        guard let record = records[name] else { return .unknownRoom }
+        if seq > record.room.seq { return .beyond(current: record.room.seq) }
+        if seq < record.base.seq { return .gone(first: record.base.seq + 1) }
+        if seq == record.base.seq { return .found(record.base) }
+        let event = record.events[Int(seq - record.base.seq) - 1]
+        guard let scene = Self.scene(in: event.json) else {
+            throw StoreError(.damaged, "event \(seq) of room \(name) has no readable state")
+        }
+        return .found(PastState(epoch: record.room.epoch, seq: seq, scene: scene, dragonStatus: event.dragonStatus))
+    }
+
+    /// The scene an event message carries (`state`: the whole scene after it).
+    public static func scene(in eventJSON: [UInt8]) -> Scene? {
+        (try? JSONParser.parse(eventJSON, maxDepth: 64))?["state"].flatMap(Scene.init(json:))
     }
 
     public func close() {}

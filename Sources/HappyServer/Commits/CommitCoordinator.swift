@@ -31,6 +31,8 @@ final class CommitCoordinator {
     private let logger: Logger
     private var pipeline = CommitPipeline()
 
+    /// The dragon label's texts, for the label stored with each event (set once the art is loaded).
+    var dragonStatus = DragonStatus()
     private(set) var storeHealthy = true
     /// Why the last store write failed, while it is unhealthy.
     private(set) var storeProblem = ""
@@ -95,7 +97,7 @@ final class CommitCoordinator {
 
     /// Starts the next group commit if none is running (after every loop turn).
     func flush() {
-        while let batch = pipeline.startBatch(withHistory: worker.store.keepsHistory) {
+        while let batch = pipeline.startBatch(withHistory: worker.store.keepsHistory, labels: dragonStatus) {
             if batch.commits.isEmpty {
                 finish(batch: batch.id, result: .success([]), seconds: 0)
             } else if worker.isSynchronous {

@@ -40,10 +40,11 @@ struct CommitPipeline {
     }
 
     /// Takes the open intents as the next batch, if none is in flight.
-    mutating func startBatch(withHistory: Bool) -> Batch? {
+    /// With history, each event carries the dragon's label after it (`labels`).
+    mutating func startBatch(withHistory: Bool, labels: DragonStatus = DragonStatus()) -> Batch? {
         guard inFlight == nil, hasWork else { return nil }
         let batch = Batch(id: nextBatchID, intents: open,
-                          commits: openCreations + Self.commits(for: open, withHistory: withHistory))
+                          commits: openCreations + Self.commits(for: open, withHistory: withHistory, labels: labels))
         nextBatchID += 1
         open.removeAll(keepingCapacity: true)
         openCreations.removeAll()
@@ -72,21 +73,30 @@ struct CommitPipeline {
     }
 
     /// One commit per room: its events in seq order and its final state.
+    /// With history, each event carries the dragon's label right after it,
+    /// followed from the room's recorded label (one batch is in flight at a
+    /// time, so that label is up to date when the next batch starts).
     /// A batch rarely spans more than a few rooms: a linear search beats hashing.
-    static func commits(for intents: [PendingIntent], withHistory: Bool) -> [RoomCommit] {
+    static func commits(for intents: [PendingIntent], withHistory: Bool,
+                        labels: DragonStatus = DragonStatus()) -> [RoomCommit] {
         var commits: [RoomCommit] = []
+        var roomLabels: [String] = []
         for intent in intents {
             guard let event = intent.applied.event, let frame = intent.frame,
                   let room = intent.runtime.room else { continue }
-            if let index = commits.lastIndex(where: { $0.room == event.room }) {
+            var index = commits.lastIndex(where: { $0.room == event.room })
+            if let index {
                 commits[index].seq = event.seq
                 commits[index].scene = event.state
-                if withHistory { commits[index].events.append(StoredEvent(seq: event.seq, json: frame.payload)) }
             } else {
                 commits.append(RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1, seq: event.seq,
-                                          scene: event.state,
-                                          events: withHistory ? [StoredEvent(seq: event.seq, json: frame.payload)] : []))
+                                          scene: event.state, events: []))
+                roomLabels.append(intent.runtime.dragonStatus)
+                index = commits.count - 1
             }
+            guard withHistory, let index else { continue }
+            if let label = labels.after(event.name, dragon: event.state.dragon) { roomLabels[index] = label }
+            commits[index].events.append(StoredEvent(seq: event.seq, json: frame.payload, dragonStatus: roomLabels[index]))
         }
         return commits
     }

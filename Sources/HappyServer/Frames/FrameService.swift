@@ -9,6 +9,8 @@ import HappyRender
 final class FrameService {
     /// Where the shared art lives under `webRoot`.
     static let artPath = "assets/scene-art.json"
+    /// Told the art's label texts once loaded (the commit coordinator stores labels).
+    var onArtLoaded: ((DragonStatus) -> Void)?
     /// Renders and caches frames; nil until the art is loaded.
     private(set) var producer: FrameProducer?
     /// The open streams of `/stream/`.
@@ -52,6 +54,7 @@ final class FrameService {
         producer = FrameProducer(renderer: FrameRenderer(art: art, geometry: config.sceneRules.geometry),
                                  inbox: inbox, metrics: metrics)
         directory.dragonStatus = art.panel.status
+        onArtLoaded?(art.panel.status)
     }
 
     func register(in router: inout HTTPRouter) {

@@ -46,6 +46,27 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    /// History reads: what the commits recorded, all of it held (first is 1).
+    func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage? {
+        locked {
+            guard let room = rooms[name] else { return nil }
+            let events = room.history.filter { $0.seq > since }.prefix(limit)
+            return HistoryPage(epoch: room.epoch, seq: room.seq, first: 1, events: Array(events))
+        }
+    }
+
+    func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup {
+        locked {
+            guard let room = rooms[name] else { return .unknownRoom }
+            if seq > room.seq { return .beyond(current: room.seq) }
+            guard seq > 0, let event = room.history.first(where: { $0.seq == seq }),
+                  let scene = MemoryRoomStore.scene(in: event.json) else {
+                return .found(PastState(epoch: room.epoch, seq: seq, scene: .standard, dragonStatus: ""))
+            }
+            return .found(PastState(epoch: room.epoch, seq: seq, scene: scene, dragonStatus: event.dragonStatus))
+        }
+    }
+
     func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         let refusal: StoreError? = locked {
             recordedCommits.append(commits)
