@@ -93,14 +93,16 @@ final class SQLiteHistoryReader: @unchecked Sendable {
             guard let past = try past(of: name) else { return .unknownRoom }
             if seq > past.seq { return .beyond(current: past.seq) }
             if seq < past.baseSeq { return .gone(first: past.baseSeq + 1) }
-            if seq == past.baseSeq {
-                guard let scene = SQLiteSchema.scene(fromText: selectRoom.text(3)) else { return nil }
-                return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectRoom.text(4)))
-            }
             try selectEvent.bind(1, name)
             try selectEvent.bind(2, Int64(seq))
-            guard try selectEvent.step(), let scene = MemoryRoomStore.scene(in: selectEvent.blob(1)) else { return nil }
-            return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectEvent.text(0)))
+            if try selectEvent.step() {
+                guard let scene = MemoryRoomStore.scene(in: selectEvent.blob(1)) else { return nil }
+                return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectEvent.text(0)))
+            }
+            // Only the base may have no event row: the room's initial state (or
+            // the state its past restarted from) is kept with the room.
+            guard seq == past.baseSeq, let scene = SQLiteSchema.scene(fromText: selectRoom.text(3)) else { return nil }
+            return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectRoom.text(4)))
         }
     }
 
