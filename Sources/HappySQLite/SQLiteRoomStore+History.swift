@@ -68,7 +68,7 @@ final class SQLiteHistoryReader: @unchecked Sendable {
             defer { selectRoom.reset(); selectEvents.reset() }
             guard let past = try past(of: name) else { return nil }
             var events: [StoredEvent] = []
-            if limit > 0 {
+            if limit > 0, since < past.seq {
                 // A `since` older than the base answers from the oldest event held.
                 try selectEvents.bind(1, name)
                 try selectEvents.bind(2, Int64(max(since, past.baseSeq)))

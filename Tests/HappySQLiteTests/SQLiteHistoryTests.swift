@@ -123,6 +123,8 @@ final class SQLiteHistoryTests: XCTestCase {
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 20, limit: 1000)?.events.map(\.seq), [21, 22, 23, 24, 25])
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 25, limit: 10)?.events, [])
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 99, limit: 10)?.events, [], "beyond the room's seq")
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: .max, limit: 10)?.events, [])
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: .max), .beyond(current: 25))
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 3, limit: 0)?.events, [])
     }
 
