@@ -66,10 +66,8 @@ extension CommandContext {
             FileDescriptor.writeAll(1, &bytes)
             return ExitStatus.success.rawValue
         }
-        do {
-            try Data(png).write(to: URL(fileURLWithPath: options.output), options: .atomic)
-        } catch {
-            console.err("happyclient: frame: cannot write \(options.output): \(error.localizedDescription)")
+        if let problem = FileDescriptor.save(png, toFile: options.output) {
+            console.err("happyclient: frame: cannot write \(options.output): \(problem)")
             return ExitStatus.cannotWrite.rawValue
         }
         console.out(HistoryNotes.wrote(options, png: png))
