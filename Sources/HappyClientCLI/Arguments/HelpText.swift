@@ -264,7 +264,8 @@ public enum HelpText {
                                included)
                   --width W, --height H   the size in pixels, 16 to 2048 (one of them
                                keeps the view's aspect; default: the view's own size)
-                  --phase P    the heart wave's step, 0 to 99 (default: the wave now)
+                  --phase P    the heart wave's step, 0 to 99 (default: the wave now;
+                               0 for a past frame, which never changes)
 
                 examples:
                   happyclient --room kitchen frame --out now.png

@@ -107,7 +107,10 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
         }
     }
 
-    func session(_ session: HappySession, didChange state: ConnectionState) {
+    func session(_ session: HappySession, didChange notice: ConnectionState) {
+        // The session's state now: the notice of the first connection
+        // attempt can arrive after that of its welcome.
+        let state = session.snapshot.connectionState ?? notice
         update {
             switch state {
             case .connecting(let attempt): connectionText = attempt == 0 ? "connecting…" : "reconnecting (attempt \(attempt + 1))…"
