@@ -243,9 +243,10 @@ public enum HelpText {
                 longer than a second last a second), up to the room's seq when the
                 replay started; then the room live, as play shows it (the line under
                 the picture says how many events happened meanwhile). The title shows
-                "replay seq N of M at X×". During the replay any key goes live at once,
-                q quits; live, the keys are those of play.
-                  --from S     start after event S (default: the oldest event held)
+                "replay seq N of M at X×". During the replay any key but q goes live at
+                once (and sends nothing), q quits; live, the keys are those of play.
+                  --from S     start after event S (default: just before the oldest
+                               event held)
                   --speed X    1 is as it happened, 4 four times faster (default 1,
                                up to 1000)
                   --plain, --color MODE, --art FILE, --fps N   as for play
