@@ -10,8 +10,10 @@ import HappyCore
 ///   (the dragon's label then, "" for the initial one).
 /// - `happy:events:<room>`, a stream of its newest events, ids `<seq>-1`,
 ///   fields `e` (the event as broadcast) and `s` (the label after it), so a
-///   read by seq is an XRANGE from an id. It keeps `historyLimit` events
-///   (or `historySize`, if more: a resume replays the newest of those).
+///   read by seq is an XRANGE from an id. It keeps `historyLimit` events,
+///   or `historySize` if more (a resume replays the newest of those): then
+///   only the newest `historyLimit` are history, the event before them its
+///   base, as with a stream of exactly `historyLimit`.
 ///
 /// A commit is one Lua script per room that checks the seq it was built on
 /// (compare-and-set), writes state and events, trims the stream while moving

@@ -171,16 +171,32 @@ final class RedisHistoryTests: XCTestCase {
         XCTAssertEqual(try store.pastState(ofRoom: "trim", at: 6), .gone(first: 8))
     }
 
-    func testAShortHistoryLimitStillKeepsWhatAResumeNeeds() throws {
+    func testAHistoryLimitBelowHistorySizeStillKeepsWhatAResumeNeeds() throws {
         let store = try store(historySize: 4, historyLimit: 2)
         defer { store.close() }
         var recorder = Recorder(try XCTUnwrap(try store.loadRoom(named: "short")))
         try record(store, &recorder, batches: [5, 3])
         XCTAssertEqual(try store.loadRoom(named: "short")?.history, (5...8).map { recorder.events[$0]! })
+        // History is the newest 2 all the same, as if only they were kept.
         let page = try XCTUnwrap(try store.history(ofRoom: "short", after: 0, limit: 100))
-        XCTAssertEqual(page.first, 5)
-        XCTAssertEqual(page.events.map(\.seq), [5, 6, 7, 8])
-        XCTAssertEqual(found(try store.pastState(ofRoom: "short", at: 4))?.scene, recorder.scenes[4])
+        XCTAssertEqual(page.first, 7)
+        XCTAssertEqual(page.events, [recorder.events[7]!, recorder.events[8]!])
+        XCTAssertEqual(try store.history(ofRoom: "short", after: 5, limit: 1)?.events, [recorder.events[7]!])
+        XCTAssertEqual(try store.pastState(ofRoom: "short", at: 6),
+                       .found(PastState(epoch: recorder.epoch, seq: 6, scene: recorder.scenes[6]!,
+                                        dragonStatus: recorder.events[6]!.dragonStatus)))
+        XCTAssertEqual(try store.pastState(ofRoom: "short", at: 5), .gone(first: 7))
+
+        // No history at all: only the state after the newest event is answered.
+        let none = try self.store(historySize: 4, historyLimit: 0, node: "n2")
+        defer { none.close() }
+        var other = Recorder(try XCTUnwrap(try none.loadRoom(named: "none")))
+        try record(none, &other, batches: [3])
+        XCTAssertEqual(try none.history(ofRoom: "none", after: 0, limit: 10),
+                       HistoryPage(epoch: other.epoch, seq: 3, first: 4, events: []))
+        XCTAssertEqual(found(try none.pastState(ofRoom: "none", at: 3))?.scene, other.scenes[3])
+        XCTAssertEqual(try none.pastState(ofRoom: "none", at: 2), .gone(first: 4))
+        XCTAssertEqual(try none.loadRoom(named: "none")?.history.count, 3, "a resume still replays")
     }
 
     func testANewEpochRestartsThePast() throws {
