@@ -440,8 +440,13 @@ function toggleFrame() {
     $('frame-image').style.aspectRatio = `${art.scene.width} / ${art.scene.height}`;
     sceneView = new CanvasView(canvas, {
       describe: () => `${JSON.stringify(model.state)}|${model.status.text}|${model.step()}`,
-      paint: (ctx, width, height) => drawFitted(ctx, art.scene.width, art.scene.height,
-        { x: 0, y: 0, width, height }, () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step())),
+      // In the canvas's own pixels, fitted as the server fits a frame of that size, so that the two
+      // compare pixel for pixel (its CSS box is rarely a whole number of device pixels high).
+      paint: (ctx) => {
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        drawFitted(ctx, art.scene.width, art.scene.height, { x: 0, y: 0, width: canvas.width, height: canvas.height },
+          () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step()));
+      },
     });
   }
   scheduleFrameImage();

@@ -9,10 +9,8 @@ import { statusAfter } from './describe.js';
 const URL_INTERVAL_MS = 250;
 /** Events fetched at a time by a replay. */
 const REPLAY_PAGE = 200;
-/** How far a replay may catch up at once after a slow page, in ms. */
-const REPLAY_SLACK_MS = 50;
-
-const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+/** How much of a late timer a replay makes up on the next pause, in ms. */
+const REPLAY_SLACK_MS = 15;
 
 export class HistoryBar {
   /**
@@ -44,6 +42,7 @@ export class HistoryBar {
 
     this.loading = false;
     this.replayToken = 0;
+    this.wake = null;
     this.urlTimer = null;
     this.urlPending = false;
     this.wire();
@@ -63,6 +62,7 @@ export class HistoryBar {
       button.addEventListener('click', () => {
         this.speed = Number(button.dataset.speed);
         this.render();
+        this.wake?.(); // A replay waiting for its next event re-times the wait.
       });
     }
     live.addEventListener('click', () => this.goLive());
@@ -234,6 +234,8 @@ export class HistoryBar {
         if (queue.length === 0) {
           const page = await this.history.page(moment.seq, REPLAY_PAGE);
           if (!current()) return;
+          // The time spent fetching is not made up by shortening the next pause.
+          clock = Math.max(clock, performance.now());
           this.learn(page);
           queue = page.events.filter((event) => event.seq > moment.seq);
           if (queue.length === 0) {
@@ -242,10 +244,19 @@ export class HistoryBar {
           }
         }
         const event = queue.shift();
-        // Against a running clock, so timer delays do not add up over a long replay.
-        clock = Math.max(clock, performance.now() - REPLAY_SLACK_MS) + replayPause(previousTime, event.time, this.speed);
-        await sleep(Math.max(0, clock - performance.now()));
-        if (!current()) return;
+        // Against a running clock, so small timer delays do not add up over a long replay.
+        let speed = this.speed;
+        clock = Math.max(clock, performance.now() - REPLAY_SLACK_MS) + replayPause(previousTime, event.time, speed);
+        do {
+          await this.nap(clock - performance.now());
+          if (!current()) return;
+          if (this.speed !== speed) {
+            // What is left of the wait, at the new speed.
+            const now = performance.now();
+            clock = now + Math.max(0, clock - now) * speed / this.speed;
+            speed = this.speed;
+          }
+        } while (clock - performance.now() > 1);
         previousTime = event.time;
         moment = this.after(moment, event);
         this.viewing = moment.seq;
@@ -260,6 +271,20 @@ export class HistoryBar {
     }
   }
 
+  /** Waits `ms` (yielding even for 0), or less when woken by a change of speed or a pause. */
+  nap(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.wake === done) self.wake = null;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
   pause() {
     if (!this.playing) return;
     this.stopReplay();
@@ -271,6 +296,7 @@ export class HistoryBar {
   stopReplay() {
     this.replayToken += 1;
     this.playing = false;
+    this.wake?.();
   }
 
   /** The moment after `event`, from the moment before it: the event carries the whole scene. */
