@@ -118,7 +118,6 @@ const handlers = {
     wireStreams();
     if (!message.recovered && firstVisit) live.status = { text: art.panel.initialStatus, by: null };
     historyBar.liveMoved(message.seq, { epoch: message.epoch });
-    historyBar.refresh();
     present();
   },
 
@@ -521,7 +520,7 @@ function returnToLive() {
 //   activity, at: Date.now()}, or null); and the history bar: history.viewing
 //   (the seq looked at, null while live), shown (the seq of the moment drawn),
 //   liveCount (events arrived since leaving the present), first, latest,
-//   playing, speed, available and problem.
+//   playing, speed and problem.
 window.happy = {
   snapshot(width = art.scene.width, height = art.scene.height) {
     const canvas = document.createElement('canvas');

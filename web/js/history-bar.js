@@ -7,6 +7,8 @@ import { statusAfter } from './describe.js';
 
 /** The address is rewritten at most this often while the slider moves or a replay runs (browsers throttle replaceState). */
 const URL_INTERVAL_MS = 250;
+/** The held range is asked again when the bar is approached this long after it was last learnt. */
+const BOUNDS_MAX_AGE_MS = 30000;
 /** Events fetched at a time by a replay. */
 const REPLAY_PAGE = 200;
 /** How much of a late timer a replay makes up on the next pause, in ms. */
@@ -25,15 +27,19 @@ export class HistoryBar {
     this.logLimit = logLimit;
     this.changed = changed;
 
-    /** Whether the server answers history requests; the bar stays hidden until it has. */
-    this.available = false;
     /** The seq the page looks at, or null while live. */
     this.viewing = null;
     /** What the page shows while not live: {seq, state, status: {text, by}, events (oldest first)}, once loaded. */
     this.moment = null;
     /** Events that arrived live since the page left the present. */
     this.liveCount = 0;
+    /**
+     * The oldest event held, learnt from the first history answer: the page asks nothing until the
+     * bar is approached or used (0 is assumed until then). `latest` is the room's seq, from the
+     * connection; the bar shows once it is known.
+     */
     this.first = null;
+    this.boundsLearntAt = -Infinity;
     this.latest = null;
     this.epoch = null;
     this.playing = false;
@@ -50,7 +56,13 @@ export class HistoryBar {
   }
 
   wire() {
-    const { slider, play, speeds, live } = this.elements;
+    const { bar, slider, play, speeds, live } = this.elements;
+    // About to be used: learn the held range, so the slider starts where the history does.
+    const approach = () => {
+      if (performance.now() - this.boundsLearntAt > BOUNDS_MAX_AGE_MS) this.refresh();
+    };
+    bar.addEventListener('pointerenter', approach);
+    bar.addEventListener('focusin', approach);
     slider.addEventListener('input', () => {
       this.pause();
       const seq = Number(slider.value);
@@ -70,12 +82,13 @@ export class HistoryBar {
 
   // MARK: what the page tells the bar
 
-  /** Learns the held range (`first`, the room's seq); a server without history keeps the bar hidden. */
+  /** Learns the held range (`first`, the room's seq). */
   async refresh() {
+    this.boundsLearntAt = performance.now();
     try {
       this.learn(await this.history.page(undefined, 1));
     } catch (error) {
-      if (!this.available) this.problem = `history unavailable: ${error.message}`;
+      this.problem = `the history could not be read: ${error.message}`;
     }
     this.render();
   }
@@ -88,8 +101,9 @@ export class HistoryBar {
     if (epoch !== null && this.epoch !== null && epoch !== this.epoch) {
       this.epoch = epoch;
       this.latest = seq;
+      this.first = null;
+      this.boundsLearntAt = -Infinity;
       this.goLive();
-      this.refresh();
       return;
     }
     this.latest = Math.max(this.latest ?? 0, seq);
@@ -129,7 +143,6 @@ export class HistoryBar {
 
   report() {
     return {
-      available: this.available,
       viewing: this.viewing,
       shown: this.viewing === null ? null : this.moment?.seq ?? null,
       liveCount: this.liveCount,
@@ -178,7 +191,7 @@ export class HistoryBar {
     return { seq, state: at.state, status: { text, by: causeOf(events, text, this.initialStatus) }, events };
   }
 
-  /** A seq no longer held moves to the oldest held; one beyond the room's goes live; others are shown. */
+  /** A seq no longer held moves to the oldest held; one beyond the room's goes live; other failures go live and say why. */
   async recover(error, seq) {
     const outOfRange = error instanceof HistoryError && (error.code === 'gone' || error.code === 'invalid_value');
     if (outOfRange) await this.refresh();
@@ -190,6 +203,7 @@ export class HistoryBar {
     } else if (outOfRange && error.code === 'invalid_value' && this.latest !== null && seq > this.latest) {
       this.goLive();
     } else {
+      this.goLive();
       this.problem = `seq ${seq} could not be shown: ${error.message}`;
       this.render();
     }
@@ -200,7 +214,7 @@ export class HistoryBar {
     this.epoch = page.epoch;
     this.first = page.first;
     this.latest = Math.max(this.latest ?? 0, page.seq);
-    this.available = true;
+    this.boundsLearntAt = performance.now();
   }
 
   show(moment) {
@@ -340,7 +354,7 @@ export class HistoryBar {
 
   render() {
     const { bar, slider, position, play, speeds, live, problem, marks } = this.elements;
-    bar.hidden = !this.available;
+    bar.hidden = this.latest === null;
     const oldest = Math.max(0, (this.first ?? 1) - 1);
     const newest = Math.max(oldest, this.latest ?? 0);
     slider.min = String(oldest);
