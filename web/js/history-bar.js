@@ -111,9 +111,10 @@ export class HistoryBar {
     this.render();
   }
 
-  /** Opens the page at `seq` (the address's `?seq=`), even when that is the room's present seq. */
+  /** Opens the page at `seq` (the address's `?seq=`), even when that is the room's present seq; beyond it, live. */
   open(seq) {
-    this.view(seq);
+    if (this.latest !== null && seq > this.latest) this.goLive();
+    else this.view(seq);
   }
 
   /** Shows the room as it was right after event `seq`. */
