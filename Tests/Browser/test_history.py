@@ -321,14 +321,14 @@ class HistoryBarOnAPage(unittest.TestCase):
         # At 1×: the room's own gaps, and the long pause cut to a second (timers may run late, never early).
         for seq in (2, 3):
             self.assertGreater(gaps[seq], times[seq] - times[seq - 1] - 0.03)
-            self.assertLess(gaps[seq], times[seq] - times[seq - 1] + 0.3)
+            self.assertLess(gaps[seq], times[seq] - times[seq - 1] + 0.8)
         self.assertGreater(times[4] - times[3], 2)
         self.assertGreater(gaps[4], 0.97)
-        self.assertLess(gaps[4], 1.6)
+        self.assertLess(gaps[4], times[4] - times[3] - 0.5, "the long pause is cut short")
         # At 16× from the click on, the wait under way included: 0.2 s becomes 12.5 ms.
         self.assertLess(gaps[6], 0.15)
         self.assertLess(gaps[7], 0.15)
-        self.assertLess(shown_at[7] - faster_at, 3 * 0.2 / 16 + 0.4)
+        self.assertLess(shown_at[7] - faster_at, 3 * 0.2 / 16 + 1.0)
 
     def test_the_replay_pause_rule(self):
         self.open_live(new_room("pauses"))
