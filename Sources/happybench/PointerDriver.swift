@@ -116,14 +116,18 @@ final class PointerDriver: WebSocketDelegate, @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops moving, waits `drain` seconds for the last batches, and sums up.
-    func stop(drain: Double = 0.5) -> PointerResult {
-        lock.lock()
+    /// Stops moving; rates are over the time from `start` to here.
+    func stopMoving() {
+        lock.lock(); defer { lock.unlock() }
         stopRequested = true
         while ticker != nil && !tickerDone { lock.wait() }
         moving = false
         windowEnd = Self.now()
-        lock.unlock()
+    }
+
+    /// Waits `drain` seconds for the last batches (their entries count for
+    /// the delays) and sums up.
+    func finish(drain: Double = 0.5) -> PointerResult {
         Thread.sleep(forTimeInterval: drain)
         lock.lock(); defer { lock.unlock() }
         return summary()

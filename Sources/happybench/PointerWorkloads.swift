@@ -44,70 +44,107 @@ extension Workloads {
         let benchStart = ProcessCPU.seconds()
         driver.start()
         Thread.sleep(forTimeInterval: seconds)
-        let result = driver.stop()
-        let serverCPU = (server.cpuSeconds() - cpuStart) / result.seconds * 100
+        driver.stopMoving()
+        let serverCPU = server.cpuSeconds() - cpuStart
         let serverWait = server.runQueueWaitSeconds() - waitStart
-        let benchCPU = (ProcessCPU.seconds() - benchStart) / (result.seconds + 0.5) * 100
+        let benchCPU = ProcessCPU.seconds() - benchStart
         let counters = PointerCounters(server.metrics()).subtracting(metricsBefore)
+        let result = driver.finish()
         let row = pointerRow(name, result, counters: counters, serverCPU: serverCPU, serverWait: serverWait,
                              benchCPU: benchCPU)
-        progress(String(format: "%@: server %.0f%% CPU, %.1f batches/s per receiver, p99 %.1f ms, %d drops", name,
-                        serverCPU, result.batchesPerSecond.mean, result.p99, Int(counters.drops)))
+        progress(String(format: "%@: %.1f batches/s per receiver, p99 %.1f ms, %d drops", name,
+                        result.batchesPerSecond.mean, result.p99, Int(counters.drops)))
         return row
     }
 
-    /// The N=1000 fan-out on a fresh server, then on another fresh server
-    /// while the pointer workload runs there in a room of its own; both with
-    /// the same config. The last row carries the ratio of the two msg/s.
-    func fanoutBesidePointers(subscribers: Int = 1000) throws -> [BenchRow] {
-        let alone: BenchRow
-        do {
-            let server = try ServerUnderTest(binary: self.server, settings: pointerSettings(), cpu: cpuPinning ? 0 : nil)
-            defer { server.stop() }
-            alone = try fanout(subscribers: subscribers, label: "fanout N=\(subscribers), no pointers", on: server)
-        }
+    /// Where the pointer clients point while the fan-out runs.
+    enum PointerPlacement {
+        /// No pointer clients.
+        case none
+        /// A second server on the fan-out server's CPU: the load generator
+        /// and the CPU carry the pointer load, the fan-out server does not.
+        case otherServer
+        /// The fan-out server itself, in a room of its own.
+        case sameServer
+    }
 
-        let name = "fanout N=\(subscribers) + pointers"
+    /// The N=1000 fan-out three times, each on fresh servers with the same
+    /// config: alone; while the 200 pointers move on another server; while
+    /// they move on the fan-out's own server. The third to the first is what
+    /// pointers cost the fan-out on this machine; the third to the second
+    /// leaves out what the pointer clients cost the load generator (which
+    /// has one core for every client) and the CPU, the server's own share.
+    func fanoutBesidePointers(subscribers: Int = 1000) throws -> [BenchRow] {
+        let alone = try fanout(subscribers: subscribers, pointers: .none).row
+        let control = try fanout(subscribers: subscribers, pointers: .otherServer).row
+        var (beside, pointers) = try fanout(subscribers: subscribers, pointers: .sameServer)
+
+        func rate(_ row: BenchRow) -> Double { row.json["messagesPerSecond"] as? Double ?? 0 }
+        let ratio = rate(alone) > 0 ? rate(beside) / rate(alone) : 0
+        let ratioToControl = rate(control) > 0 ? rate(beside) / rate(control) : 0
+        beside.figures.append(("× alone", String(format: "%.3f", ratio)))
+        beside.figures.append(("× other srv", String(format: "%.3f", ratioToControl)))
+        beside.json["ratioToAlone"] = ratio
+        beside.json["ratioToPointersOnAnotherServer"] = ratioToControl
+        progress(String(format: "fanout N=%d: %.0f msg/s alone, %.0f with pointers on another server, %.0f with pointers on the same server (%.3f× alone, %.3f× other server)",
+                        subscribers, rate(alone), rate(control), rate(beside), ratio, ratioToControl))
+        return [alone, control, beside] + (pointers.map { [$0] } ?? [])
+    }
+
+    /// One fan-out run with the pointer clients placed as asked; the pointer
+    /// row when they moved on the fan-out's own server.
+    private func fanout(subscribers: Int, pointers placement: PointerPlacement) throws -> (row: BenchRow, pointers: BenchRow?) {
+        let label: String
+        switch placement {
+        case .none: label = "fanout N=\(subscribers), no pointers"
+        case .otherServer: label = "fanout N=\(subscribers), pointers on another server"
+        case .sameServer: label = "fanout N=\(subscribers) + pointers"
+        }
         let server = try ServerUnderTest(binary: self.server, settings: pointerSettings(), cpu: cpuPinning ? 0 : nil)
         defer { server.stop() }
+        guard placement != .none else { return (try fanout(subscribers: subscribers, label: label, on: server), nil) }
+
+        var other: ServerUnderTest?
+        defer { other?.stop() }
+        if placement == .otherServer {
+            other = try ServerUnderTest(binary: self.server, settings: pointerSettings(), cpu: cpuPinning ? 0 : nil)
+        }
+        let pointerServer = other ?? server
         let loop = try ClientLoop(name: "pointers")
         defer { loop.shutdown() }
-        let driver = PointerDriver(loop: loop, url: "ws://127.0.0.1:\(server.port)/ws", room: "pointers",
+        let driver = PointerDriver(loop: loop, url: "ws://127.0.0.1:\(pointerServer.port)/ws", room: "pointers",
                                    clients: Self.pointerClients, rate: Self.pointerRate,
                                    ceiling: 1000 / Self.pointerIntervalMs)
         defer { driver.closeAll() }
-        progress("\(name): connecting \(Self.pointerClients) pointer clients")
+        progress("\(label): connecting \(Self.pointerClients) pointer clients")
         let connected = driver.connect(timeout: 60)
         guard connected == Self.pointerClients else {
-            throw BenchError("\(name): only \(connected) of \(Self.pointerClients) pointer clients connected")
+            throw BenchError("\(label): only \(connected) of \(Self.pointerClients) pointer clients connected")
         }
-        let metricsBefore = PointerCounters(server.metrics())
-        let cpuStart = server.cpuSeconds()
-        let waitStart = server.runQueueWaitSeconds()
+        let metricsBefore = PointerCounters(pointerServer.metrics())
+        let cpuStart = pointerServer.cpuSeconds()
+        let waitStart = pointerServer.runQueueWaitSeconds()
         driver.start()
         Thread.sleep(forTimeInterval: 1)
-        var beside = try fanout(subscribers: subscribers, label: name, on: server)
-        let result = driver.stop()
-        let serverCPU = (server.cpuSeconds() - cpuStart) / result.seconds * 100
-        let serverWait = server.runQueueWaitSeconds() - waitStart
-        let counters = PointerCounters(server.metrics()).subtracting(metricsBefore)
-
-        let aloneRate = alone.json["messagesPerSecond"] as? Double ?? 0
-        let besideRate = beside.json["messagesPerSecond"] as? Double ?? 0
-        let ratio = aloneRate > 0 ? besideRate / aloneRate : 0
-        beside.figures.append(("× alone", String(format: "%.3f", ratio)))
-        beside.json["ratioToAlone"] = ratio
+        var row = try fanout(subscribers: subscribers, label: label, on: server)
+        driver.stopMoving()
+        let serverCPU = pointerServer.cpuSeconds() - cpuStart
+        let serverWait = pointerServer.runQueueWaitSeconds() - waitStart
+        let counters = PointerCounters(pointerServer.metrics()).subtracting(metricsBefore)
+        let result = driver.finish()
         let pointers = pointerRow("pointers beside fanout", result, counters: counters, serverCPU: serverCPU,
                                   serverWait: serverWait, benchCPU: nil)
-        beside.json["pointers"] = pointers.json
-        progress(String(format: "%@: %.0f msg/s beside pointers vs %.0f alone (%.3f×); pointers: p99 %.1f ms, %d drops",
-                        name, besideRate, aloneRate, ratio, result.p99, Int(counters.drops)))
-        return [alone, beside, pointers]
+        row.json["pointers"] = pointers.json
+        return (row, placement == .sameServer ? pointers : nil)
     }
 
     private func pointerRow(_ name: String, _ result: PointerResult, counters: PointerCounters,
-                            serverCPU: Double, serverWait: Double, benchCPU: Double?) -> BenchRow {
+                            serverCPU serverCPUSeconds: Double, serverWait: Double,
+                            benchCPU benchCPUSeconds: Double?) -> BenchRow {
         let ceiling = 1000 / Self.pointerIntervalMs
+        // CPU as a percentage of one core over the moving window.
+        let serverCPU = result.seconds > 0 ? serverCPUSeconds / result.seconds * 100 : 0
+        let benchCPU = benchCPUSeconds.map { result.seconds > 0 ? $0 / result.seconds * 100 : 0 }
         var json: [String: Any] = [
             "workload": name, "clients": result.clients, "movesPerSecondEach": Self.pointerRate,
             "pointerIntervalMs": Self.pointerIntervalMs, "seconds": result.seconds,
@@ -140,7 +177,7 @@ extension Workloads {
                                          result.bytesPerSecond.max / 1024)),
                 ("p50/p99/max ms", String(format: "%.1f / %.1f / %.1f", result.p50, result.p99, result.maxLatency)),
                 ("seen/recv", String(format: "%.0f (min %d)", result.moversSeen.mean, result.moversSeen.min)),
-                ("srv cpu wait ms", String(format: "%.0f", serverWait * 1000)),
+                ("srv wait s", String(format: "%.2f", serverWait)),
                 ("client stall ms", String(format: "%.0f", max(result.maxSendLag, result.maxLoopLag))),
                 ("drops", "\(Int(counters.drops))"),
                 ("errors", "\(problems)"),

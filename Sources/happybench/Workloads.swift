@@ -72,9 +72,13 @@ struct Workloads {
         let rssConnected = servers.map { $0.residentKilobytes() }.reduce(0, +)
         progress("\(name): \(connected) connected; publishing for \(seconds) s")
         let cpuStart = servers.map { $0.cpuSeconds() }.reduce(0, +)
+        let waitStart = servers.map { $0.runQueueWaitSeconds() }.reduce(0, +)
         let loadStart = MachineLoad.sample()
+        let benchStart = ProcessCPU.seconds()
         var result = driver.publish(seconds: seconds)
+        let benchCPU = (ProcessCPU.seconds() - benchStart) / result.publishSeconds * 100
         let cpu = servers.map { $0.cpuSeconds() }.reduce(0, +) - cpuStart
+        let serverWait = servers.map { $0.runQueueWaitSeconds() }.reduce(0, +) - waitStart
         let busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         driver.closeAll()
         result.connected = connected
@@ -94,6 +98,7 @@ struct Workloads {
                 ("connect s", String(format: "%.2f", result.connectSeconds)),
                 ("errors", "\(result.errors + result.resyncs + result.unmatched)"),
                 ("busy cores", String(format: "%.2f", busy)),
+                ("srv wait s", String(format: "%.2f", serverWait)),
             ],
             json: [
                 "workload": name, "subscribers": subscribers, "persistence": persistence,
@@ -102,7 +107,7 @@ struct Workloads {
                 "bytesPerConnection": perConnection, "cpuSecondsPerMillionMessages": cpuPerMillion,
                 "connectSeconds": result.connectSeconds, "delivered": result.delivered, "acks": result.acks,
                 "errors": result.errors, "resyncs": result.resyncs, "unmatched": result.unmatched,
-                "busyCores": busy, "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
+                "busyCores": busy, "serverRunQueueWaitSeconds": serverWait, "benchCPUPercent": benchCPU, "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
             ])
     }
 
