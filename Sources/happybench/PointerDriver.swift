@@ -19,10 +19,16 @@ struct PointerResult {
     var bytesPerSecond = (mean: 0.0, max: 0.0)
     /// The most `pointers` messages any receiver got in any sliding 1-second window.
     var maxBatchesInOneSecond = 0
+    /// The same count over each batch's first arrival at any receiver (every
+    /// receiver gets every batch here, so a receiver's k-th arrival is batch
+    /// k): closer to when the server sent it, with less of the jitter of
+    /// writing to and reading from 200 sockets.
+    var maxBatchesInOneSecondFirstArrivals = 0
     /// The shortest time any receiver took to get `ceiling` + 1 batches in a
     /// row (ms): under 1000 only if the pacing let more than `ceiling` a
     /// second through, just under when arrival jitter alone did.
     var shortestSpanOfCeilingIntervals = 0.0
+    var shortestSpanOfCeilingIntervalsFirstArrivals = 0.0
     /// Entries matched to the move that produced them.
     var entriesMatched = 0
     var entriesUnmatched = 0
@@ -125,10 +131,8 @@ final class PointerDriver: WebSocketDelegate, @unchecked Sendable {
         windowEnd = Self.now()
     }
 
-    /// Waits `drain` seconds for the last batches (their entries count for
-    /// the delays) and sums up.
-    func finish(drain: Double = 0.5) -> PointerResult {
-        Thread.sleep(forTimeInterval: drain)
+    /// Sums up (after `stopMoving`).
+    func finish() -> PointerResult {
         lock.lock(); defer { lock.unlock() }
         return summary()
     }
@@ -206,6 +210,11 @@ final class PointerDriver: WebSocketDelegate, @unchecked Sendable {
         final.batchesPerSecond = (batchRates.reduce(0, +) / Double(receivers.count), batchRates.max() ?? 0)
         final.bytesPerSecond = (byteRates.reduce(0, +) / Double(receivers.count), byteRates.max() ?? 0)
         final.maxBatchesInOneSecond = receivers.map { Self.maxInOneSecond($0.arrivals) }.max() ?? 0
+        let aligned = receivers.map(\.arrivals.count).min() ?? 0
+        let firstArrivals = (0..<aligned).map { k in receivers.map { $0.arrivals[k] }.min() ?? 0 }
+        final.maxBatchesInOneSecondFirstArrivals = Self.maxInOneSecond(firstArrivals)
+        final.shortestSpanOfCeilingIntervalsFirstArrivals =
+            Self.shortestSpan(of: ceiling, in: firstArrivals).map { Double($0) / 1e6 } ?? 0
         let spans = receivers.compactMap { Self.shortestSpan(of: ceiling, in: $0.arrivals) }
         final.shortestSpanOfCeilingIntervals = spans.min().map { Double($0) / 1e6 } ?? 0
         let seen = receivers.map { $0.seen.filter { $0 }.count }
@@ -244,10 +253,12 @@ final class PointerDriver: WebSocketDelegate, @unchecked Sendable {
         // Messages start with {"type":"<t>..., the server writes "type" first.
         switch (bytes[9], bytes[10]) {
         case (UInt8(ascii: "p"), UInt8(ascii: "o")):
-            if moving {
-                clients[index].arrivals.append(arrived)
-                clients[index].bytes += bytes.count
-            }
+            // Only while the clients move: once they stop, the changes left
+            // over trickle out a batch at a time, older by 50 ms each, which
+            // the steady state never shows.
+            guard moving else { return }
+            clients[index].arrivals.append(arrived)
+            clients[index].bytes += bytes.count
             matchEntries(in: bytes, receiver: index, arrived: arrived)
         case (UInt8(ascii: "w"), _):
             guard let id = Self.string(after: Self.youIDKey, in: bytes, from: 0) else { result.errors += 1; return }
