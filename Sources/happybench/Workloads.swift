@@ -107,7 +107,8 @@ struct Workloads {
                 "bytesPerConnection": perConnection, "cpuSecondsPerMillionMessages": cpuPerMillion,
                 "connectSeconds": result.connectSeconds, "delivered": result.delivered, "acks": result.acks,
                 "errors": result.errors, "resyncs": result.resyncs, "unmatched": result.unmatched,
-                "busyCores": busy, "serverRunQueueWaitSeconds": serverWait, "benchCPUPercent": benchCPU, "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
+                "busyCores": busy, "serverRunQueueWaitSeconds": serverWait, "benchCPUPercent": benchCPU,
+                "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
             ])
     }
 
