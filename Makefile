@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-frames clean help
+.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-frames clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side.
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
@@ -20,6 +20,7 @@ help:
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side"
+	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
 	@echo "make clean  remove build products"
 
@@ -72,6 +73,11 @@ bench: bootstrap-bench release
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n 1000 -d $(BENCH_SECONDS) -r 20 -o $(CURDIR)/bench/results/peers-paced.jsonl; \
 	else echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped)"; fi
+
+# The live-pointer workloads alone (`make bench` runs them with the others).
+bench-pointers: bootstrap-bench release
+	mkdir -p bench/results
+	taskset -c 1 .build/release/happybench --only pointers,pointers-fanout --seconds $(BENCH_SECONDS) --out bench/results
 
 bootstrap-bench:
 	@scripts/bootstrap.sh bench

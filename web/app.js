@@ -8,6 +8,8 @@ import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, st
 import { statusAfter, logLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
 import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
+import { RoomHistory } from './js/history.js';
+import { HistoryBar } from './js/history-bar.js';
 
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
@@ -17,8 +19,10 @@ const params = new URLSearchParams(location.search);
 const room = params.get('room') || 'lobby';
 const token = params.get('token') || '';
 const pinnedStep = /^\d{1,2}$/.test(params.get('phase') || '') ? Number(params.get('phase')) : null;
+/** `?seq=N` opens the room as it was right after event N. */
+const openedSeq = /^\d{1,15}$/.test(params.get('seq') || '') ? Number(params.get('seq')) : null;
 
-/** Everything the views draw from. */
+/** Everything the views draw from: the room now, or a moment of its past that the history bar shows. */
 const model = {
   state: {
     face: { happiness: 50, smile: 0, scale: 0.9 },
@@ -37,12 +41,21 @@ const model = {
   step: () => (pinnedStep !== null ? pinnedStep : waveStep(connection ? connection.serverNow() : Date.now())),
 };
 
+/** The room now, as the connection keeps it; shown unless the history bar shows the past. */
+const live = {
+  state: model.state,
+  status: model.status,
+  /** The log's lines, newest first: {text, kind}. */
+  log: [],
+};
+
 let art = null;
 let connection = null;
 let views = [];
 let sceneView = null;
 let overlay = null;
 let ownPointer = null;
+let historyBar = null;
 const lastLocalEdit = new Map();
 
 // MARK: start
@@ -56,7 +69,7 @@ async function start() {
     showError(`The scene art could not be loaded: ${error.message}`);
     return;
   }
-  model.status.text = art.panel.initialStatus;
+  live.status = { text: art.panel.initialStatus, by: null };
   model.layout = new PanelLayout(art, model.geometry);
   views = [faceView($('face'), model), heartView($('heart'), model), dragonView($('dragon'), model)];
   overlay = new PointerOverlay({ face: $('face-pointers'), heart: $('heart-pointers'), dragon: $('dragon-pointers') },
@@ -65,7 +78,8 @@ async function start() {
     (view, x, y, activity) => connection?.sendPointer(view, x, y, activity));
   layoutPanel();
   wireControls();
-  renderAll();
+  wireHistory();
+  present();
   requestAnimationFrame(frame);
 
   let name = storedName();
@@ -97,30 +111,35 @@ const handlers = {
       model.layout = new PanelLayout(art, model.geometry);
       layoutPanel();
     }
-    model.state = message.state;
+    live.state = message.state;
     model.presence = new Map(message.presence.map((p) => [p.id, p]));
     model.presenceCount = message.presenceCount;
     $('you-name').textContent = message.you.name;
     wireStreams();
-    if (!message.recovered && firstVisit) setStatus(art.panel.initialStatus, null);
-    renderAll();
+    if (!message.recovered && firstVisit) live.status = { text: art.panel.initialStatus, by: null };
+    historyBar.liveMoved(message.seq, { epoch: message.epoch });
+    present();
   },
 
   event(event, { replayed }) {
     // The room's latest scene: a replayed event's own state is older than the welcome's.
-    model.state = connection.state;
+    live.state = connection.state;
     const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
-    if (status !== undefined) setStatus(status, event.name === 'room:didReset:' ? null : event.sender.name);
+    if (status !== undefined) live.status = { text: status, by: event.name === 'room:didReset:' ? null : event.sender.name };
     addLog(`${timeOfDay(event.time)} ${logLine(event)}`, replayed ? 'past' : 'event');
-    renderAll();
+    // The events a first visit replays happened before the page came; the ones a resume replays were missed.
+    historyBar.liveMoved(event.seq, { counted: !(replayed && connection.firstVisit) });
+    if (historyBar.viewing === null) present();
   },
 
   resync(message) {
-    model.state = message.state;
+    live.state = message.state;
     if (Array.isArray(message.presence)) model.presence = new Map(message.presence.map((p) => [p.id, p]));
     if (typeof message.presenceCount === 'number') model.presenceCount = message.presenceCount;
     addLog(`${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, 'note');
-    renderAll();
+    historyBar.liveMoved(message.seq, { epoch: typeof message.epoch === 'string' ? message.epoch : null });
+    if (historyBar.viewing === null) present();
+    else renderPresence();
   },
 
   presence({ people, count, joined, left }) {
@@ -147,14 +166,22 @@ const handlers = {
   },
 };
 
-function setStatus(text, by) {
-  model.status = { text, by };
-  $('status').textContent = by ? `${by}: ${text}` : text;
+/** Shows the room now, or the moment of its past the history bar is on: views, label and log. */
+function present() {
+  const past = historyBar && historyBar.viewing !== null ? historyBar.moment : null;
+  const shown = past ?? live;
+  model.state = shown.state;
+  model.status = shown.status;
+  $('status').textContent = shown.status.by ? `${shown.status.by}: ${shown.status.text}` : shown.status.text;
+  renderAll();
+  renderLog(past ? past.events.map((event) => ({ text: `${timeOfDay(event.time)} ${logLine(event)}`, kind: 'event' })).reverse()
+    : live.log);
 }
 
 // MARK: intents
 
 function send(action, fields = {}) {
+  returnToLive();
   if (!connection || connection.sendIntent(action, fields) === null) {
     showError(`Not connected: ${action} was not sent.`);
     return false;
@@ -366,13 +393,27 @@ function renderConnection() {
   $('reconnect').hidden = !(report.phase === 'reconnecting' || report.phase === 'refused');
 }
 
+/** A line for the live log; shown at once unless the page shows the past. */
 function addLog(text, kind) {
+  live.log.unshift({ text, kind });
+  live.log.length = Math.min(live.log.length, LOG_LIMIT);
+  if (historyBar && historyBar.viewing !== null) return;
   const item = document.createElement('li');
   item.textContent = text;
   item.className = kind;
   const log = $('log');
   log.prepend(item);
   while (log.children.length > LOG_LIMIT) log.lastElementChild.remove();
+}
+
+/** Lines newest first. */
+function renderLog(lines) {
+  $('log').replaceChildren(...lines.map(({ text, kind }) => {
+    const item = document.createElement('li');
+    item.textContent = text;
+    item.className = kind;
+    return item;
+  }));
 }
 
 let errorTimer = null;
@@ -398,26 +439,69 @@ function toggleFrame() {
     $('frame-image').style.aspectRatio = `${art.scene.width} / ${art.scene.height}`;
     sceneView = new CanvasView(canvas, {
       describe: () => `${JSON.stringify(model.state)}|${model.status.text}|${model.step()}`,
-      paint: (ctx, width, height) => drawFitted(ctx, art.scene.width, art.scene.height,
-        { x: 0, y: 0, width, height }, () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step())),
+      // In the canvas's own pixels, fitted as the server fits a frame of that size, so that the two
+      // compare pixel for pixel (its CSS box is rarely a whole number of device pixels high).
+      paint: (ctx) => {
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        drawFitted(ctx, art.scene.width, art.scene.height, { x: 0, y: 0, width: canvas.width, height: canvas.height },
+          () => drawComposite(ctx, art, model.layout, model.state, model.status.text, model.step()));
+      },
     });
   }
   scheduleFrameImage();
 }
 
 let frameTimer = null;
+/** The server's frame of what the page shows: the room now, or the moment the history bar is on. */
 function scheduleFrameImage() {
-  if (!$('show-frame').checked || !connection) return;
+  if (!$('show-frame').checked) return;
   clearTimeout(frameTimer);
   frameTimer = setTimeout(() => {
     const image = $('frame-image');
     const ratio = window.devicePixelRatio || 1;
     const width = Math.max(16, Math.min(2048, Math.round((image.clientWidth || art.scene.width) * ratio)));
     const height = Math.max(16, Math.round(width * art.scene.height / art.scene.width));
-    const query = { w: String(width), h: String(height), v: String(connection.seq ?? 0) };
+    const past = historyBar && historyBar.viewing !== null ? historyBar.moment : null;
+    const query = { w: String(width), h: String(height) };
+    if (past) query.seq = String(past.seq);
+    else query.v = String(connection?.seq ?? 0);
     if (pinnedStep !== null) query.phase = String(pinnedStep);
-    image.src = connection.httpURL('/frame/scene.png', query);
+    image.src = httpURL('/frame/scene.png', query);
   }, 150);
+}
+
+/** The address of one of the server's routes for this room, with the page's token. */
+function httpURL(path, extra = {}) {
+  const query = new URLSearchParams({ room, ...extra });
+  if (token) query.set('token', token);
+  return `${path}?${query}`;
+}
+
+// MARK: the history bar
+
+function wireHistory() {
+  historyBar = new HistoryBar({
+    elements: {
+      bar: $('history'), slider: $('history-slider'), position: $('history-position'), play: $('history-play'),
+      speeds: [...document.querySelectorAll('#history-speeds [data-speed]')], live: $('history-live'),
+      problem: $('history-problem'), marks: [$('log-mark')],
+    },
+    history: new RoomHistory(httpURL),
+    initialStatus: art.panel.initialStatus,
+    logLimit: LOG_LIMIT,
+    changed: present,
+  });
+  // Any gesture on the views acts on the present: the page returns to it first.
+  const views = document.querySelector('.views');
+  const onViews = (event) => {
+    if (event.target.closest('.view-box, .panel, .controls')) returnToLive();
+  };
+  for (const type of ['pointerdown', 'wheel', 'input']) views.addEventListener(type, onViews, { capture: true });
+  if (openedSeq !== null) historyBar.open(openedSeq);
+}
+
+function returnToLive() {
+  if (historyBar && historyBar.viewing !== null) historyBar.goLive();
 }
 
 // MARK: test hooks
@@ -433,7 +517,10 @@ function scheduleFrameImage() {
 //   the others' pointers drawn over the views ({id, name, view, x, y,
 //   activity, faded, steering, receivedAt: Date.now() when it last moved
 //   here}), and this page's own pointer as last sent ({view, x, y,
-//   activity, at: Date.now()}, or null).
+//   activity, at: Date.now()}, or null); and the history bar: history.viewing
+//   (the seq looked at, null while live), shown (the seq of the moment drawn),
+//   liveCount (events arrived since leaving the present), first, latest,
+//   playing, speed and problem.
 window.happy = {
   snapshot(width = art.scene.width, height = art.scene.height) {
     const canvas = document.createElement('canvas');
@@ -462,6 +549,7 @@ window.happy = {
       step: pinnedStep !== null ? pinnedStep : waveStep(serverNow),
       pointers: overlay ? overlay.list() : [],
       ownPointer: ownPointer ? ownPointer.current : null,
+      history: historyBar ? historyBar.report() : null,
     };
   },
 };

@@ -10,6 +10,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case refused = 65
     /// The server could not be reached (EX_UNAVAILABLE).
     case cannotConnect = 69
+    /// The output file could not be written (EX_CANTCREAT).
+    case cannotWrite = 73
     /// No answer within `--timeout` (EX_TEMPFAIL).
     case timeout = 75
 
@@ -29,6 +31,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
           65  refused by the server: an error answer (its code and message) or a
               close such as 1008 (bad room, name or token) or 1013 (server full)
           69  cannot connect: the message names the URL and the reason
+          73  the output file (frame --out) could not be written
           75  timeout: no answer within --timeout seconds
         """
 }

@@ -28,11 +28,15 @@ public enum HappyClient {
         let status: Int32
         switch invocation.command {
         case .help: status = ExitStatus.success.rawValue
-        case .state(let json): status = context.runState(json: json)
+        case .state(let json, nil): status = context.runState(json: json)
+        case .state(let json, let seq?): status = context.runPastState(seq: seq, json: json)
         case .intents(_, let actions): status = context.runIntents(actions)
         case .watch(let json, let pointers): status = context.runWatch(json: json, pointers: pointers)
         case .play(let options): status = context.runPlay(options)
         case .ping(let count): status = context.runPing(count: count)
+        case .history(let options): status = context.runHistory(options)
+        case .replay(let options): status = context.runReplay(options)
+        case .frame(let options): status = context.runFrame(options)
         }
         loop.shutdown()
         return status

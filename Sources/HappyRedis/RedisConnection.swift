@@ -199,3 +199,58 @@ final class RedisConnection {
         }
     }
 }
+
+/// A connection for reads that may come from any thread, one at a time (its
+/// lock), beside a connection busy with writes. It connects on first use and
+/// runs read-only Lua scripts, loaded once and then called by their SHA.
+final class RedisReadConnection: @unchecked Sendable {
+    let url: RedisURL
+    private let lock = NSLock()
+    private var connection: RedisConnection?
+    /// Script text → its SHA in Redis.
+    private var loaded: [String: String] = [:]
+
+    init(url: RedisURL) {
+        self.url = url
+    }
+
+    func evaluate(_ script: String, keys: [String], arguments: [String]) throws(StoreError) -> RedisValue {
+        lock.lock()
+        defer { lock.unlock() }
+        let connection: RedisConnection
+        if let open = self.connection {
+            connection = open
+        } else {
+            connection = try RedisConnection(url: url)
+            self.connection = connection
+        }
+        // A Redis restarted since the script was loaded has forgotten it: load it again, once.
+        for _ in 0..<2 {
+            let sha: String
+            if let known = loaded[script] {
+                sha = known
+            } else {
+                let reply = try connection.command(["SCRIPT", "LOAD", script])
+                guard case .bulk = reply, let text = reply.text else {
+                    throw StoreError(.io, "Redis at \(url.host):\(url.port) did not load a read script: \(reply)")
+                }
+                loaded[script] = text
+                sha = text
+            }
+            let reply = try connection.command(["EVALSHA", sha, String(keys.count)] + keys + arguments)
+            guard case .error(let message) = reply else { return reply }
+            guard message.hasPrefix("NOSCRIPT") else {
+                throw StoreError(.io, "Redis at \(url.host):\(url.port) refused a read: \(message)")
+            }
+            loaded[script] = nil
+        }
+        throw StoreError(.io, "Redis at \(url.host):\(url.port) keeps forgetting a read script")
+    }
+
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        connection?.close()
+        connection = nil
+    }
+}

@@ -1,21 +1,57 @@
 import Foundation
 import HappyCore
 
-/// Rooms in Redis, shared by every node: per room a hash (epoch, seq, scene)
-/// and a stream of the last `historySize` events (ids `<seq>-1`). A commit is
-/// one Lua script per room that checks the seq it was built on
-/// (compare-and-set), writes state and events, and publishes them to the
-/// other nodes; a room that moved on comes back as a conflict with its
-/// current state, for the node to apply its intents again.
+/// Rooms in Redis, shared by every node. Per room:
+/// - `happy:room:<room>`, a hash: `epoch`, `seq`, `scene`, `commit` (the
+///   token of the last commit), and the room's recorded past: `first` (the
+///   oldest seq held) and the state at `first` - 1, its base: `baseEvent`
+///   (the event message whose `state` it is) or `baseScene` (a scene, when
+///   the past starts at seq 0; neither: the defaults), and `baseStatus`
+///   (the dragon's label then, "" for the initial one).
+/// - `happy:events:<room>`, a stream of its newest events, ids `<seq>-1`,
+///   fields `e` (the event as broadcast) and `s` (the label after it), so a
+///   read by seq is an XRANGE from an id. It keeps `historyLimit` events,
+///   or `historySize` if more (a resume replays the newest of those): then
+///   only the newest `historyLimit` are history, the event before them its
+///   base, as with a stream of exactly `historyLimit`.
+///
+/// A commit is one Lua script per room that checks the seq it was built on
+/// (compare-and-set), writes state and events, trims the stream while moving
+/// the base up in the same step, and publishes the events to the other
+/// nodes; a room that moved on comes back as a conflict with its current
+/// state, for the node to apply its intents again.
+///
+/// Rooms recorded before the base was kept (no `first`) are not migrated:
+/// their oldest stored event stands as the base, its label "" when it has
+/// none, until their first trim writes a real one. All nodes of a cluster
+/// must run the same version (an older one trims without moving the base).
 public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     public let url: RedisURL
     public let nodeID: String
     public let historySize: Int
+    /// Events kept per room for history and replay (section 11).
+    public let historyLimit: Int
     private let connection: RedisConnection
+    /// History reads come from another thread while a commit may be under way.
+    let reads: RedisReadConnection
     private var scriptSHA: String?
     private var commitCounter: UInt64 = 0
 
-    static let commitScript = """
+    /// Lua: the value of one field of a stream entry (`{id, {name, value, ...}}`).
+    static let entryFieldFunction = """
+        local function field(entry, name)
+          local list = entry[2]
+          for i = 1, #list - 1, 2 do
+            if list[i] == name then return list[i + 1] end
+          end
+          return nil
+        end
+
+        """
+
+    /// KEYS: room, events. ARGV: epoch, base seq, seq, scene, events kept,
+    /// channel, message, token, then (seq, event, label) for each event.
+    static let commitScript = entryFieldFunction + """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
         local base = tonumber(ARGV[2])
@@ -23,14 +59,28 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
           if epoch ~= ARGV[1] or seq ~= base then return 0 end
         else
           if base ~= 0 then return 0 end
+          -- A new epoch: its past starts at seq 0, this scene when nothing happened yet.
           redis.call('DEL', KEYS[2])
+          redis.call('HSET', KEYS[1], 'first', '1')
+          if #ARGV < 9 then redis.call('HSET', KEYS[1], 'baseScene', ARGV[4]) end
         end
         redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', ARGV[3], 'scene', ARGV[4], 'commit', ARGV[8])
+        for i = 9, #ARGV - 2, 3 do
+          redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1], 's', ARGV[i + 2])
+        end
         local keep = tonumber(ARGV[5])
-        for i = 9, #ARGV do
-          if keep > 0 then
-            redis.call('XADD', KEYS[2], 'MAXLEN', '=', keep, (base + i - 8) .. '-1', 'e', ARGV[i])
+        if redis.call('XLEN', KEYS[2]) > keep then
+          -- The newest event trimmed away becomes the base: the state before the oldest held.
+          local boundary = tonumber(ARGV[3]) - keep
+          local newest = nil
+          if boundary > 0 then newest = redis.call('XREVRANGE', KEYS[2], tostring(boundary), '-', 'COUNT', 1)[1] end
+          if newest then
+            local newestSeq = tonumber(string.match(newest[1], '^%d+'))
+            redis.call('HSET', KEYS[1], 'first', tostring(newestSeq + 1),
+                       'baseEvent', field(newest, 'e') or '', 'baseStatus', field(newest, 's') or '')
+            redis.call('HDEL', KEYS[1], 'baseScene')
           end
+          redis.call('XTRIM', KEYS[2], 'MAXLEN', keep)
         end
         if #ARGV >= 9 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
         return 1
@@ -42,17 +92,22 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     static let createScript = """
         if redis.call('EXISTS', KEYS[1]) == 0 then
           redis.call('DEL', KEYS[2])
-          redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', '0', 'scene', ARGV[2])
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', '0', 'scene', ARGV[2],
+                     'first', '1', 'baseScene', ARGV[2])
         end
         return 1
         """
 
-    public init(url: RedisURL, nodeID: String, historySize: Int, defaults: Scene) throws(StoreError) {
+    /// `historySize`: events a resume may replay; `historyLimit`: events kept for history and replay.
+    public init(url: RedisURL, nodeID: String, historySize: Int, defaults: Scene,
+                historyLimit: Int = 100_000) throws(StoreError) {
         self.url = url
         self.nodeID = nodeID
         self.historySize = historySize
+        self.historyLimit = historyLimit
         self.defaults = defaults
         connection = try RedisConnection(url: url)
+        reads = RedisReadConnection(url: url)
         try loadScript()
     }
 
@@ -89,16 +144,17 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
               let json = try? JSONParser.parse(sceneText), let scene = Scene(json: json) else {
             throw StoreError(.damaged, "room \(name) in Redis is damaged (happy:room:\(name) has no readable seq or scene)")
         }
+        // The newest historySize events, read by id from the seq the hash holds
+        // (a commit landing meanwhile may add newer ones: they are left out).
         var history: [StoredEvent] = []
-        if historySize > 0 {
-            let entries = try connection.command(["XRANGE", Self.eventsKey(name), "-", "+"]).elements
-            for entry in entries {
-                let parts = entry.elements
-                guard parts.count == 2, let id = parts[0].text, let eventSeq = UInt64(id.split(separator: "-")[0]),
-                      case .bulk(let payload) = parts[1].elements.last ?? .null else { continue }
-                history.append(StoredEvent(seq: eventSeq, json: payload))
+        if historySize > 0 && seq > 0 {
+            let from = max(1, seq - Int64(historySize) + 1)
+            for entry in try connection.command(["XRANGE", Self.eventsKey(name), String(from), String(seq)]).elements {
+                guard let event = Self.storedEvent(entry) else {
+                    throw StoreError(.damaged, "room \(name) in Redis is damaged (an entry of happy:events:\(name) is unreadable)")
+                }
+                history.append(event)
             }
-            history = history.filter { $0.seq <= UInt64(seq) && $0.seq + UInt64(historySize) > UInt64(seq) }
         }
         return StoredRoom(name: name, epoch: epoch, seq: UInt64(seq), scene: scene, history: history)
     }
@@ -131,10 +187,12 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
             Array("EVALSHA".utf8), Array(scriptSHA!.utf8), Array("2".utf8),
             Array(Self.roomKey(commit.room).utf8), Array(Self.eventsKey(commit.room).utf8),
             Array(commit.epoch.utf8), Array(String(commit.baseSeq).utf8), Array(String(commit.seq).utf8),
-            ServerMessageEncoder.sceneJSON(commit.scene), Array(String(historySize).utf8),
+            ServerMessageEncoder.sceneJSON(commit.scene), Array(String(eventsKept).utf8),
             Array(Self.channel(commit.room).utf8), message, Array(token.utf8),
         ]
-        arguments += commit.events.map(\.json)
+        for event in commit.events {
+            arguments += [Array(String(event.seq).utf8), event.json, Array(event.dragonStatus.utf8)]
+        }
         switch try connection.command(bytes: arguments) {
         case .integer(let result):
             return result == 1
@@ -146,7 +204,29 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    /// The stream keeps the history and, when it is the longer, what a resume needs.
+    var eventsKept: Int { max(historyLimit, historySize, 0) }
+
+    /// One stream entry (`[id, [field, value, ...]]`) as an event; nil when unreadable.
+    static func storedEvent(_ entry: RedisValue) -> StoredEvent? {
+        let parts = entry.elements
+        guard parts.count == 2, let id = parts[0].text, let seq = UInt64(id.prefix { $0 != "-" }) else { return nil }
+        let fields = parts[1].elements
+        var json: [UInt8]?
+        var label = ""
+        for index in stride(from: 0, to: fields.count - 1, by: 2) {
+            switch fields[index].text {
+            case "e": if case .bulk(let bytes) = fields[index + 1] { json = bytes }
+            case "s": label = fields[index + 1].text ?? ""
+            default: break
+            }
+        }
+        guard let json else { return nil }
+        return StoredEvent(seq: seq, json: json, dragonStatus: label)
+    }
+
     public func close() {
         connection.close()
+        reads.close()
     }
 }

@@ -32,6 +32,7 @@ public final class HappyServer: @unchecked Sendable {
     let access: AccessControl
     let coordinator: CommitCoordinator
     let directory: RoomDirectory
+    let history: RoomHistory
     let responder: HTTPResponder
     let api: APIRoutes
     let frames: FrameService
@@ -73,14 +74,15 @@ public final class HappyServer: @unchecked Sendable {
                                         metrics: metrics, logger: logger)
         directory = RoomDirectory(config: config, coordinator: coordinator, clusterBus: clusterBus, clock: clock,
                                   metrics: metrics, logger: logger)
+        history = RoomHistory(coordinator: coordinator, directory: directory, defaults: config.sceneRules.defaults)
         responder = HTTPResponder(metrics: metrics, logger: logger, scratch: scratch,
                                   scratchBytes: Broadcaster.writeBatchBytes)
         var renderMetrics: () -> String = { "" }
         api = APIRoutes(config: config, directory: directory, access: access, coordinator: coordinator,
-                        lifecycle: lifecycle, responder: responder, metrics: metrics, clock: clock,
+                        history: history, lifecycle: lifecycle, responder: responder, metrics: metrics, clock: clock,
                         renderMetrics: { renderMetrics() })
-        frames = FrameService(config: config, directory: directory, lifecycle: lifecycle, responder: responder,
-                              metrics: metrics, logger: logger, clock: clock, scratch: scratch,
+        frames = FrameService(config: config, directory: directory, history: history, lifecycle: lifecycle,
+                              responder: responder, metrics: metrics, logger: logger, clock: clock, scratch: scratch,
                               scratchBytes: Broadcaster.writeBatchBytes, roomAndRole: { [api] in api.roomAndRole($0) })
         cluster = ClusterLink(bus: clusterBus, directory: directory, coordinator: coordinator, broadcaster: broadcaster,
                               streams: frames.streams, config: config, metrics: metrics, logger: logger)

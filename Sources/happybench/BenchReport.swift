@@ -12,7 +12,28 @@ extension BenchRow {
 struct BenchReport {
     let rows: [BenchRow]
 
+    /// One table per kind of row (fan-out, frames, pointers…): rows whose
+    /// columns start alike (one may add columns at the end) share a table.
     func print() {
+        var groups: [[BenchRow]] = []
+        for row in rows {
+            let names = row.figures.map(\.0)
+            if let index = groups.firstIndex(where: { group in
+                let first = group[0].figures.map(\.0)
+                return names.starts(with: first) || first.starts(with: names)
+            }) {
+                groups[index].append(row)
+            } else {
+                groups.append([row])
+            }
+        }
+        for (index, group) in groups.enumerated() {
+            if index > 0 { Swift.print("") }
+            printTable(group)
+        }
+    }
+
+    private func printTable(_ rows: [BenchRow]) {
         var columns: [String] = []
         for row in rows { for (name, _) in row.figures where !columns.contains(name) { columns.append(name) } }
         let header = ["workload"] + columns

@@ -65,10 +65,42 @@ final class ServerUnderTest: @unchecked Sendable {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Seconds its threads spent runnable but waiting for a CPU (/proc schedstat):
+    /// how much other processes on a shared machine held the server up.
+    func runQueueWaitSeconds() -> Double {
+        let tasks = "/proc/\(pid)/task"
+        var nanoseconds = 0.0
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(task)/schedstat", encoding: .utf8) else { continue }
+            let fields = stat.split(separator: " ")
+            if fields.count > 1, let waited = Double(fields[1]) { nanoseconds += waited }
+        }
+        return nanoseconds / 1e9
+    }
+
     func residentKilobytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }
         return line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+    }
+
+    /// `/metrics` as name → value (unlabelled samples only), read with curl.
+    func metrics() -> [String: Double] {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/metrics"]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        curl.standardError = FileHandle.nullDevice
+        guard (try? curl.run()) != nil else { return [:] }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") && !line.contains("{") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
     }
 
     func stop() {

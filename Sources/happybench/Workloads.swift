@@ -16,7 +16,7 @@ struct Workloads {
     let cpuPinning: Bool
 
     /// Limits raised far above the publish rate, so the run measures fan-out, not the rate limit.
-    private func settings(persistence: Bool, fsync: Bool = true) -> [String: Any] {
+    func settings(persistence: Bool, fsync: Bool = true) -> [String: Any] {
         [
             "webRoot": webRoot,
             "persistence": ["enabled": persistence, "fsync": fsync],
@@ -27,24 +27,27 @@ struct Workloads {
         ]
     }
 
-    private func progress(_ text: String) {
+    func progress(_ text: String) {
         FileHandle.standardError.write(Data("happybench: \(text)\n".utf8))
     }
 
     /// N subscribers + 1 publisher; about 4096 messages in flight (as the peers' compare.sh).
+    /// `given`: a running server to use (and leave running) instead of a fresh one.
     func fanout(subscribers: Int, persistence: Bool = false, pace: FanoutDriver.Pace? = nil,
-                label: String? = nil, clusterNodes: Int = 0) throws -> BenchRow {
+                label: String? = nil, clusterNodes: Int = 0, on given: ServerUnderTest? = nil) throws -> BenchRow {
         let name = label ?? "fanout N=\(subscribers)"
         let window = max(1, Int((4096.0 / Double(subscribers + 1)).rounded()))
         let pace = pace ?? .window(window)
-        progress("\(name): starting server, connecting \(subscribers + 1) clients")
+        progress("\(name): \(given == nil ? "starting server, " : "")connecting \(subscribers + 1) clients")
         var redis: RedisUnderTest?
         var servers: [ServerUnderTest] = []
         defer {
-            for server in servers { server.stop() }
+            if given == nil { for server in servers { server.stop() } }
             redis?.stop()
         }
-        if clusterNodes > 0 {
+        if let given {
+            servers.append(given)
+        } else if clusterNodes > 0 {
             let shared = try RedisUnderTest()
             redis = shared
             var cluster = settings(persistence: false)
@@ -69,9 +72,13 @@ struct Workloads {
         let rssConnected = servers.map { $0.residentKilobytes() }.reduce(0, +)
         progress("\(name): \(connected) connected; publishing for \(seconds) s")
         let cpuStart = servers.map { $0.cpuSeconds() }.reduce(0, +)
+        let waitStart = servers.map { $0.runQueueWaitSeconds() }.reduce(0, +)
         let loadStart = MachineLoad.sample()
+        let benchStart = ProcessCPU.seconds()
         var result = driver.publish(seconds: seconds)
+        let benchCPU = (ProcessCPU.seconds() - benchStart) / result.publishSeconds * 100
         let cpu = servers.map { $0.cpuSeconds() }.reduce(0, +) - cpuStart
+        let serverWait = servers.map { $0.runQueueWaitSeconds() }.reduce(0, +) - waitStart
         let busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         driver.closeAll()
         result.connected = connected
@@ -91,6 +98,7 @@ struct Workloads {
                 ("connect s", String(format: "%.2f", result.connectSeconds)),
                 ("errors", "\(result.errors + result.resyncs + result.unmatched)"),
                 ("busy cores", String(format: "%.2f", busy)),
+                ("srv wait s", String(format: "%.2f", serverWait)),
             ],
             json: [
                 "workload": name, "subscribers": subscribers, "persistence": persistence,
@@ -99,7 +107,8 @@ struct Workloads {
                 "bytesPerConnection": perConnection, "cpuSecondsPerMillionMessages": cpuPerMillion,
                 "connectSeconds": result.connectSeconds, "delivered": result.delivered, "acks": result.acks,
                 "errors": result.errors, "resyncs": result.resyncs, "unmatched": result.unmatched,
-                "busyCores": busy, "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
+                "busyCores": busy, "serverRunQueueWaitSeconds": serverWait, "benchCPUPercent": benchCPU,
+                "rssKilobytes": ["before": rssBefore, "connected": rssConnected],
             ])
     }
 

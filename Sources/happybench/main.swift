@@ -5,14 +5,17 @@ let usage = """
                       [--out DIR] [--no-pin]
 
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
-    prints one table: fan-out to 100/1000/5000/10000 subscribers, latency at
-    20 intents/s to 1000 subscribers, intent throughput with persistence on
-    and off, fan-out through two nodes sharing the room in Redis, and
-    cached/uncached frame requests. Results go to
-    bench/results/<time>.json. --quick runs the small workloads only.
-    Servers are pinned to CPU 0 (--no-pin to disable); run happybench itself
-    on CPU 1 (`taskset -c 1 happybench`, as `make bench` does).
-    Workload names for --only: fanout, hold, paced, persistence, cluster, frames.
+    prints the results: fan-out to 100/1000/5000/10000 subscribers, latency
+    at 20 intents/s to 1000 subscribers, intent throughput with persistence
+    on and off, fan-out through two nodes sharing the room in Redis,
+    cached/uncached frame requests, 200 live pointers moving at 30 Hz in one
+    room, and the 1000-subscriber fan-out with and without those pointers
+    beside it. Results go to bench/results/<time>.json. --quick runs the
+    small workloads only. Servers are pinned to CPU 0 (--no-pin to disable);
+    run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
+    `make bench` does).
+    Workload names for --only (or --workload): fanout, hold, paced,
+    persistence, cluster, frames, pointers, pointers-fanout.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -34,7 +37,7 @@ while !arguments.isEmpty {
     case "--web": web = value()
     case "--seconds": seconds = Double(value()) ?? seconds
     case "--quick": quick = true
-    case "--only": only = Set(value().split(separator: ",").map(String.init))
+    case "--only", "--workload": only = Set(value().split(separator: ",").map(String.init))
     case "--out": out = value()
     case "--no-pin": pin = false
     case "--help", "-h": print(usage); exit(0)
@@ -82,6 +85,8 @@ if wanted("cluster") {
     attempt { [try workloads.fanout(subscribers: 1000, label: "two nodes N=1000", clusterNodes: 2)] }
 }
 if wanted("frames") { attempt { try workloads.frames() } }
+if wanted("pointers") { attempt { [try workloads.pointers()] } }
+if wanted("pointers-fanout") { attempt { try workloads.fanoutBesidePointers() } }
 
 BenchReport(rows: rows).print()
 do {

@@ -61,6 +61,24 @@ final class ParserTests: XCTestCase {
                        .play(PlayOptions(colorMode: .ansi16, artPath: "a.json", framesPerSecond: 5)))
     }
 
+    func testHistoryCommands() {
+        XCTAssertEqual(command(["state", "--seq", "12"]), .state(json: false, seq: 12))
+        XCTAssertEqual(command(["state", "--seq=0", "--json"]), .state(json: true, seq: 0))
+        XCTAssertEqual(command(["history"]), .history(HistoryOptions(since: nil, limit: 100, json: false)))
+        XCTAssertEqual(command(["history", "--since", "40", "--limit", "5000", "--json"]),
+                       .history(HistoryOptions(since: 40, limit: 5000, json: true)))
+        XCTAssertEqual(command(["replay"]), .replay(ReplayOptions(from: nil, speed: 1, play: PlayOptions())))
+        XCTAssertEqual(command(["replay", "--from", "120", "--speed", "16", "--plain", "--fps", "4"]),
+                       .replay(ReplayOptions(from: 120, speed: 16,
+                                             play: PlayOptions(colorMode: ColorMode.none, framesPerSecond: 4))))
+        XCTAssertEqual(command(["replay", "--speed", "0.5"]), .replay(ReplayOptions(speed: 0.5)))
+        XCTAssertEqual(command(["frame", "--out", "f.png"]), .frame(FrameOptions(view: .scene, output: "f.png")))
+        XCTAssertEqual(command(["frame", "dragon", "--seq", "7", "--out", "-", "--width", "200", "--phase", "0"]),
+                       .frame(FrameOptions(view: .dragon, output: "-", seq: 7, width: 200, phase: 0)))
+        XCTAssertEqual(command(["frame", "heart", "--out=h.png", "--height", "64"]),
+                       .frame(FrameOptions(view: .heart, output: "h.png", height: 64)))
+    }
+
     func testCommonOptionsBeforeOrAfterTheCommand() {
         let before = parse(["--url", "ws://example.org:9000", "--room", "kitchen", "--name", "alice",
                             "--token", "abc", "--timeout", "2.5", "state"])

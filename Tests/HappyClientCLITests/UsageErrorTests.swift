@@ -28,7 +28,7 @@ final class UsageErrorTests: XCTestCase {
         assertRefused([], "happyclient: no command given")
         assertRefused(["jump"], #"happyclient: unknown command "jump""#)
         assertRefused(["state", "--colour"], #"happyclient: state: unknown option "--colour""#)
-        assertRefused(["--json", "state"], "happyclient: --json is an option of state and watch; put it after the command")
+        assertRefused(["--json", "state"], "happyclient: --json is an option of state, watch and history; put it after the command")
         assertRefused(["state", "--json=yes"], "happyclient: state: --json takes no value")
         assertRefused(["state", "extra"], #"happyclient: state: unexpected argument "extra""#)
         assertRefused(["state", "--room"], "happyclient: state: --room needs a value")
@@ -54,6 +54,26 @@ final class UsageErrorTests: XCTestCase {
         assertRefused(["play", "--color", "256"], #"happyclient: play: --color needs truecolor, 16 or none, got "256""#)
     }
 
+    func testHistoryOptionsAreChecked() {
+        assertRefused(["state", "--seq", "-1"], #"happyclient: state: --seq needs a seq (a whole number, 0 or more), got "-1""#)
+        assertRefused(["state", "--seq", "2.5"], #"happyclient: state: --seq needs a seq (a whole number, 0 or more), got "2.5""#)
+        assertRefused(["history", "--since", "x"], #"happyclient: history: --since needs a seq (a whole number, 0 or more), got "x""#)
+        assertRefused(["history", "--limit", "0"],
+                      #"happyclient: history: --limit needs a whole number from 1 to 1000000000, got "0""#)
+        assertRefused(["history", "extra"], #"happyclient: history: unexpected argument "extra""#)
+        assertRefused(["replay", "--speed", "0"],
+                      #"happyclient: replay: --speed needs a number greater than 0, at most 1000 (1 is as it happened, 4 four times faster), got "0""#)
+        assertRefused(["replay", "--from", "-3"], #"happyclient: replay: --from needs a seq (a whole number, 0 or more), got "-3""#)
+        assertRefused(["replay", "--color", "256"], #"happyclient: replay: --color needs truecolor, 16 or none, got "256""#)
+        assertRefused(["frame"], "happyclient: frame: missing --out FILE: where to write the PNG (- for standard output)")
+        assertRefused(["frame", "tail", "--out", "f.png"], #"happyclient: frame: VIEW needs face, heart, dragon or scene, got "tail""#)
+        assertRefused(["frame", "--out", "f.png", "--width", "8"],
+                      #"happyclient: frame: --width needs a whole number from 16 to 2048, got "8""#)
+        assertRefused(["frame", "--out", "f.png", "--phase", "100"],
+                      #"happyclient: frame: --phase needs a whole number from 0 to 99, got "100""#)
+        assertRefused(["--since", "3", "history"], "happyclient: --since is an option of history; put it after the command")
+    }
+
     func testCommonOptionsAndTheirVariables() {
         assertRefused(["--url", "http//x", "state"], #"happyclient: state: --url needs a ws:// or wss:// URL such as ws://127.0.0.1:8080, got "http//x""#)
         assertRefused(["--room", "bad room", "state"], #"happyclient: state: --room needs 1-64 characters of A-Z a-z 0-9 _ -, got "bad room""#)
@@ -77,13 +97,13 @@ final class UsageErrorTests: XCTestCase {
     }
 
     func testHelpDocumentsTheExitCodesAndEveryCommand() {
-        for code in ["0 ", "64", "65", "69", "75"] {
+        for code in ["0 ", "64", "65", "69", "73", "75"] {
             XCTAssertTrue(HelpText.general.contains("  \(code)"), "exit code \(code) in --help")
         }
         for name in CommandName.allCases {
             XCTAssertTrue(HelpText.general.contains("  \(name.rawValue)"), "\(name) in --help")
             XCTAssertTrue(HelpText.help(for: name).contains("exit codes:"), "\(name) --help")
         }
-        XCTAssertEqual(ExitStatus.allCases.map(\.rawValue), [0, 64, 65, 69, 75])
+        XCTAssertEqual(ExitStatus.allCases.map(\.rawValue), [0, 64, 65, 69, 73, 75])
     }
 }

@@ -8,6 +8,7 @@ final class HTTPRouterTests: XCTestCase {
     func testMountPointsAreTheRoutesFirstSegments() {
         let test = TestServer()
         XCTAssertEqual(test.server.http.router.mountPoints, ["/healthz", "/metrics", "/api", "/frame", "/stream"])
+        XCTAssertTrue(test.server.http.router.routes.contains { $0.path.mountPoint == "/api" && $0.methods == ["GET"] })
     }
 
     func testHealthzAnswersOKToGetAndHead() {
@@ -50,6 +51,29 @@ final class HTTPRouterTests: XCTestCase {
         XCTAssertEqual(state.json?["presenceCount"]?.intValue, 1)
         XCTAssertEqual(state.json?["presence"]?.arrayValue?.first?["id"]?.stringValue, client.id)
         XCTAssertEqual(state.json?["state"]?["face"]?["happiness"]?.intValue, 50)
+    }
+
+    func testHistoryAndPastStateOfARoom() {
+        let test = TestServer()
+        let client = test.joined(name: "alice")
+        test.sendIntent(client, "dragon.forward", id: "a")
+        test.sendIntent(client, "face.setHappiness", id: "b", #""value":90"#)
+        let history = test.request("GET", "/api/history", query: ["since": "1"])
+        XCTAssertEqual(history.status, 200, history.text)
+        XCTAssertEqual(history.json?["seq"]?.intValue, 2)
+        XCTAssertEqual(history.json?["first"]?.intValue, 1)
+        XCTAssertEqual(history.json?["events"]?.arrayValue?.map { $0["seq"]?.intValue }, [2])
+
+        let past = test.request("GET", "/api/state", query: ["seq": "1"])
+        XCTAssertEqual(past.status, 200, past.text)
+        XCTAssertEqual(past.json?["seq"]?.intValue, 1)
+        XCTAssertEqual(past.json?["state"]?["face"]?["happiness"]?.intValue, 50)
+        XCTAssertEqual(past.json?["dragonStatus"]?.stringValue, "forward, (x,y) = (20, 10)")
+        XCTAssertNil(past.json?["presence"], "a past state has no presence")
+
+        let beyond = test.request("GET", "/api/state", query: ["seq": "3"])
+        XCTAssertEqual(beyond.status, 400)
+        XCTAssertEqual(test.request("GET", "/api/history", query: ["limit": "0"]).status, 400)
     }
 
     func testStateOfANamedRoomAndAnInvalidName() {
@@ -173,6 +197,7 @@ final class HTTPRouterTests: XCTestCase {
             ("POST", "/api/state"), ("PUT", "/api/state"),
             ("GET", "/api/intent"), ("HEAD", "/api/intent"),
             ("POST", "/frame/face.png"), ("DELETE", "/stream/face.png"),
+            ("POST", "/api/history"), ("DELETE", "/api/history"),
         ]
         for (method, path) in cases {
             let response = test.request(method, path)

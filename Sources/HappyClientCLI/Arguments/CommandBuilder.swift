@@ -1,4 +1,5 @@
 import HappyCore
+import HappyRender
 
 /// Turns a command's positional arguments and options into a `Command`,
 /// checking values the way the server would (PROTOCOL.md section 4), so
@@ -8,6 +9,9 @@ struct CommandBuilder {
     static let maxPings = 100
     /// Larger magnitudes are pointless (the server clamps) and would lose precision.
     static let integerLimit = 1_000_000_000
+    /// Seqs are JSON numbers: whole numbers stay exact up to 2^53 - 1.
+    static let maxSeq = 9_007_199_254_740_991
+    static let maxSpeed = 1000.0
 
     let command: CommandName
     private var positionals: [String]
@@ -22,7 +26,7 @@ struct CommandBuilder {
     mutating func build() throws(UsageError) -> Command {
         let result: Command
         switch command {
-        case .state: result = .state(json: options["--json"] != nil)
+        case .state: result = .state(json: options["--json"] != nil, seq: try optionalSeq("--seq"))
         case .watch: result = .watch(json: options["--json"] != nil, pointers: options["--pointers"] != nil)
         case .happiness:
             let text = try next("VALUE", "an integer, e.g. happiness 80")
@@ -56,6 +60,14 @@ struct CommandBuilder {
             result = .ping(count: count)
         case .play:
             result = .play(try playOptions())
+        case .history:
+            let limit = try optionalInteger("--limit", in: 1...Self.integerLimit) ?? HistoryOptions.defaultLimit
+            result = .history(HistoryOptions(since: try optionalSeq("--since"), limit: limit,
+                                             json: options["--json"] != nil))
+        case .replay:
+            result = .replay(ReplayOptions(from: try optionalSeq("--from"), speed: try speed(), play: try playOptions()))
+        case .frame:
+            result = .frame(try frameOptions())
         case .help:
             result = .help(nil)
         }
@@ -124,7 +136,41 @@ struct CommandBuilder {
         return play
     }
 
+    private mutating func frameOptions() throws(UsageError) -> FrameOptions {
+        var view = FrameView.scene
+        if !positionals.isEmpty {
+            let text = positionals.removeFirst()
+            guard let named = FrameView(rawValue: text) else { throw invalid("VIEW", "face, heart, dragon or scene", text) }
+            view = named
+        }
+        guard let output = options["--out"] else {
+            throw UsageError(command, "missing --out FILE: where to write the PNG (- for standard output)")
+        }
+        guard !output.isEmpty else { throw invalid("--out", "a file name (- for standard output)", output) }
+        let sizes = FrameOptions.sizes
+        return FrameOptions(view: view, output: output, seq: try optionalSeq("--seq"),
+                            width: try optionalInteger("--width", in: sizes), height: try optionalInteger("--height", in: sizes),
+                            phase: try optionalInteger("--phase", in: FrameOptions.phases))
+    }
+
+    private func speed() throws(UsageError) -> Double {
+        guard let text = options["--speed"] else { return 1 }
+        guard let value = ValueParsing.number(text), value > 0, value <= Self.maxSpeed else {
+            throw invalid("--speed", "a number greater than 0, at most 1000 (1 is as it happened, 4 four times faster)", text)
+        }
+        return value
+    }
+
     // MARK: values
+
+    /// A seq: a whole number, 0 or more.
+    private func optionalSeq(_ option: String) throws(UsageError) -> UInt64? {
+        guard let text = options[option] else { return nil }
+        guard let value = ValueParsing.integer(text, in: 0...Self.maxSeq) else {
+            throw invalid(option, "a seq (a whole number, 0 or more)", text)
+        }
+        return UInt64(value)
+    }
 
     private mutating func next(_ name: String, _ needs: String) throws(UsageError) -> String {
         guard !positionals.isEmpty else { throw UsageError(command, "missing \(name): \(needs)") }

@@ -61,7 +61,8 @@ public struct CommandLineParser {
                 }
             } else if command == nil, case let owners = CommandName.allCases.filter({ $0.options.contains { $0.name == name } }),
                       !owners.isEmpty {
-                let list = owners.map(\.rawValue).joined(separator: " and ")
+                let names = owners.map(\.rawValue)
+                let list = names.count > 1 ? names.dropLast().joined(separator: ", ") + " and " + names.last! : names[0]
                 throw UsageError(nil, "\(name) is an option of \(list); put it after the command")
             } else {
                 throw UsageError(command, "unknown option \(ValueParsing.quoted(name))")

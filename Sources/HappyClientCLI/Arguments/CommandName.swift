@@ -1,6 +1,6 @@
 /// The subcommands of `happyclient`.
 public enum CommandName: String, CaseIterable, Sendable {
-    case state, happiness, nudge, scale, pinch, heart, dragon, reset, watch, play, ping, help
+    case state, happiness, nudge, scale, pinch, heart, dragon, reset, watch, play, ping, history, replay, frame, help
 
     /// An option of a command: its name and whether a value follows it.
     struct Option: Equatable {
@@ -11,16 +11,27 @@ public enum CommandName: String, CaseIterable, Sendable {
     /// The options this command accepts besides the common ones.
     var options: [Option] {
         switch self {
-        case .state: return [Option(name: "--json", takesValue: false)]
+        case .state: return [Option(name: "--json", takesValue: false), Option(name: "--seq", takesValue: true)]
         case .watch: return [Option(name: "--json", takesValue: false), Option(name: "--pointers", takesValue: false)]
         case .heart:
             return ["--fill", "--stroke", "--width"].map { Option(name: $0, takesValue: true) }
         case .dragon: return [Option(name: "--times", takesValue: true)]
         case .ping: return [Option(name: "--count", takesValue: true)]
-        case .play:
-            return [Option(name: "--plain", takesValue: false), Option(name: "--color", takesValue: true),
-                    Option(name: "--art", takesValue: true), Option(name: "--fps", takesValue: true)]
+        case .play: return Self.playOptions
+        case .history:
+            return [Option(name: "--since", takesValue: true), Option(name: "--limit", takesValue: true),
+                    Option(name: "--json", takesValue: false)]
+        case .replay:
+            return [Option(name: "--from", takesValue: true), Option(name: "--speed", takesValue: true)] + Self.playOptions
+        case .frame:
+            return ["--out", "--seq", "--width", "--height", "--phase"].map { Option(name: $0, takesValue: true) }
         case .happiness, .nudge, .scale, .pinch, .reset, .help: return []
         }
     }
+
+    /// The options of the full-screen view, shared by `play` and `replay`.
+    private static let playOptions = [
+        Option(name: "--plain", takesValue: false), Option(name: "--color", takesValue: true),
+        Option(name: "--art", takesValue: true), Option(name: "--fps", takesValue: true),
+    ]
 }

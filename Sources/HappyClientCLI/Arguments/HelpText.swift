@@ -10,7 +10,8 @@ public enum HelpText {
         room, stream its events, or play it full-screen.
 
         commands:
-          state [--json]                  the room's scene, presence and seq
+          state [--json] [--seq N]        the room's scene, presence and seq; with
+                                          --seq, the room as it was after event N
           happiness VALUE                 set the face's happiness (0 to 100)
           nudge happiness DELTA           change happiness by DELTA (+5, -5)
           scale VALUE                     set the face's scale
@@ -24,6 +25,12 @@ public enum HelpText {
                                           and with --pointers the others' live pointers
           play [--plain] [--color MODE]   the scene live in the terminal, with keys
           ping [--count N]                round-trip latency and clock offset
+          history [--since S] [--limit L] [--json]
+                                          the room's recorded events, as watch prints them
+          replay [--from S] [--speed X]   the room's past played in the terminal, then live
+          frame [VIEW] --out FILE [--seq N]
+                                          a PNG of the room drawn by the server, now
+                                          or as it was after event N
           help [COMMAND]                  this text, or a command's
 
         options (before or after the command):
@@ -51,7 +58,7 @@ public enum HelpText {
 
     private static func synopsisBody(_ command: CommandName) -> String {
         switch command {
-        case .state: return "state [--json]"
+        case .state: return "state [--json] [--seq N]"
         case .happiness: return "happiness VALUE"
         case .nudge: return "nudge happiness DELTA"
         case .scale: return "scale VALUE"
@@ -62,6 +69,9 @@ public enum HelpText {
         case .watch: return "watch [--json] [--pointers]"
         case .play: return "play [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
         case .ping: return "ping [--count N]"
+        case .history: return "history [--since S] [--limit L] [--json]"
+        case .replay: return "replay [--from S] [--speed X] [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
+        case .frame: return "frame [face|heart|dragon|scene] --out FILE [--seq N] [--width W] [--height H] [--phase P]"
         case .help: return "help [COMMAND]"
         }
     }
@@ -87,11 +97,17 @@ public enum HelpText {
         case .state:
             return """
                 Prints the room's scene, its seq and epoch, and who else is there.
-                  --json   one JSON object: room, epoch, seq, state, presence, presenceCount
+                  --json    one JSON object: room, epoch, seq, state, presence, presenceCount
+                  --seq N   the room as it was right after event N instead (and the
+                            dragon's status label then), read from its history over
+                            HTTP; with --json the server's answer: room, epoch, seq,
+                            state, dragonStatus. N runs from the oldest event held
+                            minus 1 to the room's seq; an older one is refused (gone)
 
                 examples:
                   happyclient state
                   happyclient --room kitchen state --json
+                  happyclient --room kitchen state --seq 12
                 """
         case .happiness:
             return """
@@ -203,6 +219,58 @@ public enum HelpText {
 
                 example:
                   happyclient ping --count 10
+                """
+        case .history:
+            return """
+                Prints the room's recorded events, oldest first, one line each as watch
+                prints them (time, #seq, sender, event name, what changed), and ends.
+                Reads /api/history a page of up to 1000 events at a time.
+                  --since S   the events after seq S (default: from the oldest held);
+                              when S is older, says where the history starts
+                  --limit L   at most L events (default 100)
+                  --json      each event exactly as the server broadcast it, one per
+                              line (NDJSON)
+
+                examples:
+                  happyclient --room kitchen history
+                  happyclient --room kitchen history --since 40 --limit 5000
+                  happyclient --room kitchen history --json | jq -c '[.seq, .name]'
+                """
+        case .replay:
+            return """
+                The play view of the room's past: from the room as it was after event S,
+                each recorded event in turn, X times as fast as it happened (pauses
+                longer than a second last a second), up to the room's seq when the
+                replay started; then the room live, as play shows it (the line under
+                the picture says how many events happened meanwhile). The title shows
+                "replay seq N of M at X×". During the replay any key but q goes live at
+                once (and sends nothing), q quits; live, the keys are those of play.
+                  --from S     start after event S (default: just before the oldest
+                               event held)
+                  --speed X    1 is as it happened, 4 four times faster (default 1,
+                               up to 1000)
+                  --plain, --color MODE, --art FILE, --fps N   as for play
+
+                examples:
+                  happyclient --room kitchen replay
+                  happyclient --room kitchen replay --from 120 --speed 16
+                """
+        case .frame:
+            return """
+                Saves the PNG the server draws of the room (/frame/VIEW.png): the scene
+                (default) or the face, heart or dragon view; now, or as the room was
+                right after event N. Prints the file, the size and the byte count.
+                  --out FILE   where to write the PNG (- for standard output)
+                  --seq N      the room right after event N (the dragon's status label
+                               included)
+                  --width W, --height H   the size in pixels, 16 to 2048 (one of them
+                               keeps the view's aspect; default: the view's own size)
+                  --phase P    the heart wave's step, 0 to 99 (default: the wave now;
+                               0 for a past frame, which never changes)
+
+                examples:
+                  happyclient --room kitchen frame --out now.png
+                  happyclient --room kitchen frame dragon --seq 12 --out dragon-12.png
                 """
         case .help:
             return "Shows the tool's help, or a command's."

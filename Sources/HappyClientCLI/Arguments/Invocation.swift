@@ -1,5 +1,6 @@
 import HappyClientKit
 import HappyCore
+import HappyRender
 
 /// A parsed command line: the common options and what to do.
 public struct Invocation: Equatable, Sendable {
@@ -16,13 +17,78 @@ public struct Invocation: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     /// Show the tool's help, or a command's.
     case help(CommandName?)
-    case state(json: Bool)
+    /// The room now (through a welcome), or with `seq` as it was right after that event.
+    case state(json: Bool, seq: UInt64? = nil)
     /// Send these intents one after the other (`happiness 80`, `dragon forward --times 3`…).
     case intents(CommandName, [Action])
     /// Stream the room; with `pointers`, the others' live pointers too.
     case watch(json: Bool, pointers: Bool = false)
     case play(PlayOptions)
     case ping(count: Int)
+    /// Print the room's recorded events.
+    case history(HistoryOptions)
+    /// Play the room's past in the full-screen view, then go live.
+    case replay(ReplayOptions)
+    /// Save a server-rendered frame of the room, now or at a past seq.
+    case frame(FrameOptions)
+}
+
+/// The options of `history`.
+public struct HistoryOptions: Equatable, Sendable {
+    public static let defaultLimit = 100
+    /// Events after this seq; nil: from the oldest one held.
+    public var since: UInt64?
+    /// At most this many events (fetched a page of at most `HistoryAPI.maxPage` at a time).
+    public var limit: Int
+    public var json: Bool
+
+    public init(since: UInt64? = nil, limit: Int = HistoryOptions.defaultLimit, json: Bool = false) {
+        self.since = since
+        self.limit = limit
+        self.json = json
+    }
+}
+
+/// The options of `replay`.
+public struct ReplayOptions: Equatable, Sendable {
+    /// The seq to start from (the room as it was right after it); nil: the oldest held.
+    public var from: UInt64?
+    /// How many times faster than it happened.
+    public var speed: Double
+    /// How to draw, as for `play`.
+    public var play: PlayOptions
+
+    public init(from: UInt64? = nil, speed: Double = 1, play: PlayOptions = PlayOptions()) {
+        self.from = from
+        self.speed = speed
+        self.play = play
+    }
+}
+
+/// The options of `frame`.
+public struct FrameOptions: Equatable, Sendable {
+    /// The sizes and wave phases the server draws (PROTOCOL.md section 6).
+    static let sizes = 16...2048
+    static let phases = 0...99
+    public var view: FrameView
+    /// The file to write; `-` for standard output.
+    public var output: String
+    /// The room as it was right after this event; nil: now.
+    public var seq: UInt64?
+    public var width: Int?
+    public var height: Int?
+    /// The heart wave's phase step (0 to 99); nil: the wave at the current time.
+    public var phase: Int?
+
+    public init(view: FrameView = .scene, output: String, seq: UInt64? = nil, width: Int? = nil, height: Int? = nil,
+                phase: Int? = nil) {
+        self.view = view
+        self.output = output
+        self.seq = seq
+        self.width = width
+        self.height = height
+        self.phase = phase
+    }
 }
 
 /// The options of `play`.

@@ -13,7 +13,6 @@ struct StateReport {
 
     /// The readable summary, one aspect per line.
     var text: String {
-        let scene = welcome.state
         let here = othersCount == 0
             ? "nobody else"
             : "\(othersCount) other\(othersCount == 1 ? "" : "s"): "
@@ -21,11 +20,28 @@ struct StateReport {
                 + (others.count < othersCount ? ", …" : "")
         return """
             room     \(welcome.room)   seq \(welcome.seq)   epoch \(welcome.epoch)
-            face     happiness \(scene.face.happiness) (smile \(Describe.number(scene.face.smile)))   scale \(Describe.number(scene.face.scale))
-            heart    rate \(Describe.number(scene.heart.rate))   fill \(scene.heart.fillColor.hex)   stroke \(scene.heart.strokeColor.hex)   width \(Describe.number(scene.heart.lineWidth))
-            dragon   \(Describe.position(scene.dragon))   \(Describe.visibility(scene.dragon))
+            \(Self.sceneLines(welcome.state))
             here     \(here)
             """
+    }
+
+    /// The face, heart and dragon lines.
+    static func sceneLines(_ scene: Scene) -> String {
+        """
+        face     happiness \(scene.face.happiness) (smile \(Describe.number(scene.face.smile)))   scale \(Describe.number(scene.face.scale))
+        heart    rate \(Describe.number(scene.heart.rate))   fill \(scene.heart.fillColor.hex)   stroke \(scene.heart.strokeColor.hex)   width \(Describe.number(scene.heart.lineWidth))
+        dragon   \(Describe.position(scene.dragon))   \(Describe.visibility(scene.dragon))
+        """
+    }
+
+    /// What `state --seq N` prints: the room as it was right after event N,
+    /// with the dragon's status label then.
+    static func past(_ past: PastStateAnswer) -> String {
+        """
+        room     \(past.room)   seq \(past.seq)   epoch \(past.epoch)
+        \(sceneLines(past.state))
+        status   \(past.dragonStatus)
+        """
     }
 
     /// `{"room","epoch","seq","state","presence","presenceCount"}`, the

@@ -5,7 +5,9 @@ import HappyRender
 
 /// The terminal loop of `play`: waits for keys, session changes, signals
 /// and animation frames, sends throttled intents and this client's pointer
-/// (hidden again a moment after the last key), and redraws.
+/// (hidden again a moment after the last key), and redraws. With a replay
+/// it first shows the room's past, event by event, and goes live at its
+/// end or at a key.
 struct PlayLoop {
     let terminal: TerminalMode
     let session: HappySession
@@ -24,9 +26,11 @@ struct PlayLoop {
     private var lastPicture: (state: FrameState, grid: PixelGrid, lines: [String])?
     /// When to hide this client's pointer (monotonic seconds); nil while hidden.
     private var hidePointerAt: Double?
+    /// The replay under way; nil once live.
+    private var replay: ReplayPlayer?
 
     init(terminal: TerminalMode, session: HappySession, model: PlayModel, wake: WakePipe, signals: PendingSignals,
-         art: Result<SceneArt, ResourceError>, encoder: CellEncoder, framesPerSecond: Int) {
+         art: Result<SceneArt, ResourceError>, encoder: CellEncoder, framesPerSecond: Int, replay: ReplayPlayer? = nil) {
         self.terminal = terminal
         self.session = session
         self.model = model
@@ -35,6 +39,7 @@ struct PlayLoop {
         self.art = art
         self.encoder = encoder
         self.framesPerSecond = framesPerSecond
+        self.replay = replay
         pacer = IntentPacer(limits: session.snapshot.limits, share: 0.5, maxPerSecond: 20, burst: 5)
     }
 
@@ -52,11 +57,12 @@ struct PlayLoop {
                 session.ping { _ in }
                 nextPing = now + Self.pingInterval
             }
+            advanceReplay(now: now)
             if now >= nextFrame {
                 draw()
                 nextFrame = max(nextFrame + frame, now + frame / 2)
             }
-            let wakeAt = min(nextFrame, hidePointerAt ?? .infinity)
+            let wakeAt = min(nextFrame, hidePointerAt ?? .infinity, replay?.nextDue ?? .infinity)
             let ready = Poller.readable([0, wake.readEnd], timeout: wakeAt - SystemTime.monotonicSeconds())
             if ready.contains(wake.readEnd) { wake.drain() }
             if let hideAt = hidePointerAt, SystemTime.monotonicSeconds() >= hideAt {
@@ -78,12 +84,40 @@ struct PlayLoop {
                 for key in keys.feed(Array(buffer.prefix(max(0, count)))) {
                     if PlayKeys.isQuit(key) { return ExitStatus.success.rawValue }
                     if key == .interrupt { return 128 + SIGINT }
+                    if replay != nil {
+                        // Any other key ends the replay; it changes nothing itself.
+                        goLive(note: "replay stopped at seq \(replay?.progress.seq ?? 0)")
+                        continue
+                    }
                     press(key)
                 }
             }
             if model.ended != nil { return ExitStatus.success.rawValue }
             if !ready.isEmpty { draw() }
         }
+    }
+
+    /// Shows the replay's due events; goes live when it is over.
+    private mutating func advanceReplay(now: Double) {
+        guard var player = replay else { return }
+        let going = player.advance(now: now)
+        replay = player
+        if !going {
+            goLive(note: player.feed.failure.map { "replay stopped: \($0)" } ?? "replay done")
+        }
+    }
+
+    /// Ends the replay: the live room from now on, with a word on what
+    /// happened during the replay.
+    private mutating func goLive(note: String) {
+        guard let player = replay else { return }
+        replay = nil
+        let live = session.snapshot.ledger.deliveredSeq
+        let target = player.progress.target
+        let meanwhile = live > target ? live - target : 0
+        model.note("\(note); live at seq \(live)"
+                   + (meanwhile == 0 ? "" : ", \(meanwhile) event\(meanwhile == 1 ? "" : "s") meanwhile"))
+        wake.wake()
     }
 
     private mutating func press(_ key: Key) {
@@ -116,24 +150,29 @@ struct PlayLoop {
         let pointers = model.pointers
         let steering = PlayPointers.steeringLine(pointers.entries, movedAt: pointers.movedAt,
                                                  now: SystemTime.monotonicSeconds())
+        // A replay shows the past's scene and label; the others' live pointers would not fit it.
+        let past = replay?.progress
+        let scene = past?.scene ?? ledger.state
         let texts = PlayScreen.texts(
             room: ledger.room ?? "?", url: session.configuration.displayURL, you: ledger.you,
-            connection: model.connection, seq: ledger.deliveredSeq, scene: ledger.state,
-            statusLabel: model.statusLabel, lastAnswer: model.lastAnswer,
-            presence: ledger.presence, presenceCount: ledger.presenceCount, steering: steering)
-        let marks = PlayPointers.marks(pointers.entries, layout: layout, renderer: renderer)
-        writer.show(PlayScreen(layout: layout).rows(picture: picture(layout, snapshot, marks: marks), texts: texts))
+            connection: model.connection, seq: ledger.deliveredSeq, scene: scene,
+            statusLabel: past?.statusLabel ?? model.statusLabel, lastAnswer: past == nil ? model.lastAnswer : nil,
+            presence: ledger.presence, presenceCount: ledger.presenceCount, steering: steering, replay: past?.line)
+        let marks = past == nil ? PlayPointers.marks(pointers.entries, layout: layout, renderer: renderer) : []
+        let lines = picture(layout, snapshot, scene: scene, dragonStatus: past?.drawnStatus ?? model.drawnStatus, marks: marks)
+        writer.show(PlayScreen(layout: layout).rows(picture: lines, texts: texts))
     }
 
     /// The picture's lines; the drawing is kept while the state stays the
     /// same, and the markers are put over it each time.
-    private mutating func picture(_ layout: PlayLayout, _ snapshot: SessionSnapshot, marks: [CellMark]) -> [String] {
+    private mutating func picture(_ layout: PlayLayout, _ snapshot: SessionSnapshot, scene: Scene?, dragonStatus: String,
+                                  marks: [CellMark]) -> [String] {
         guard !layout.tooSmall else { return [] }
-        guard let renderer, let scene = snapshot.ledger.state else {
+        guard let renderer, let scene else {
             if case .failure(let reason) = art { return PlayPicture.message("no picture: \(reason)", layout: layout) }
             return PlayPicture.message("waiting for the room…", layout: layout)
         }
-        let state = FrameState(scene: scene, dragonStatus: model.drawnStatus,
+        let state = FrameState(scene: scene, dragonStatus: dragonStatus,
                                step: WaveClock.step(atMilliseconds: snapshot.estimatedServerTime))
         if let lastPicture, lastPicture.state == state {
             return marks.isEmpty ? lastPicture.lines : encoder.lines(lastPicture.grid, marks: marks)

@@ -72,10 +72,18 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
 
     func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
         update {
-            guard let name = EventName(rawValue: event.name),
-                  let label = status.after(name, dragon: event.state.dragon) else { return }
-            setLabel(name == .didReset ? label : "\(event.sender.name): \(label)", drawn: label)
+            guard let label = Self.label(after: event, status: status) else { return }
+            setLabel(label.shown, drawn: label.drawn)
         }
+    }
+
+    /// The status label after `event`, nil when it leaves the label as it
+    /// was: as shown under the picture, with the sender (`alice: forward,
+    /// (x,y) = (20, 10)`; a reset has none), and as the panel draws it.
+    static func label(after event: EventMessage, status: DragonStatus) -> (shown: String, drawn: String)? {
+        guard let name = EventName(rawValue: event.name),
+              let label = status.after(name, dragon: event.state.dragon) else { return nil }
+        return (name == .didReset ? label : "\(event.sender.name): \(label)", label)
     }
 
     func session(_ session: HappySession, presence change: PresenceChange, text: String) {
@@ -99,7 +107,10 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
         }
     }
 
-    func session(_ session: HappySession, didChange state: ConnectionState) {
+    func session(_ session: HappySession, didChange notice: ConnectionState) {
+        // The session's state now: the notice of the first connection
+        // attempt can arrive after that of its welcome.
+        let state = session.snapshot.connectionState ?? notice
         update {
             switch state {
             case .connecting(let attempt): connectionText = attempt == 0 ? "connecting…" : "reconnecting (attempt \(attempt + 1))…"

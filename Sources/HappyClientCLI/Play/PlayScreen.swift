@@ -35,12 +35,17 @@ struct PlayScreen {
         return rows
     }
 
-    /// The text rows' contents for a moment of the game.
+    /// What the keys do while a replay shows the past.
+    static let replayKeys = "any key: live now  q quit"
+
+    /// The text rows' contents for a moment of the game; during a replay,
+    /// `replay` is its line (`replay seq 12 of 40 at 4×`), shown in the title.
     static func texts(room: String, url: String, you: Participant?, connection: String, seq: UInt64,
                       scene: Scene?, statusLabel: String, lastAnswer: String?,
-                      presence: [Participant], presenceCount: Int, steering: String) -> Texts {
+                      presence: [Participant], presenceCount: Int, steering: String, replay: String? = nil) -> Texts {
         let who = you.map { " · \($0.name)" } ?? ""
-        let title = " Happy · room \(room)\(who) · \(url) · \(connection) · seq \(seq)"
+        let title = replay.map { " Happy · room \(room)\(who) · \($0) · \(connection)" }
+            ?? " Happy · room \(room)\(who) · \(url) · \(connection) · seq \(seq)"
         var values = "waiting for the room…"
         if let scene {
             values = "happiness \(scene.face.happiness) · scale \(Describe.number(scene.face.scale)) · "
@@ -52,7 +57,7 @@ struct PlayScreen {
         let more = presenceCount > presence.count ? ", …" : ""
         return Texts(title: title, statusLabel: statusLabel, values: values,
                      presence: "here (\(presenceCount)): " + names.joined(separator: ", ") + more,
-                     steering: steering, keys: PlayKeys.help)
+                     steering: steering, keys: replay == nil ? PlayKeys.help : replayKeys)
     }
 
     /// Cut to `width` characters (an ellipsis marks the cut), optionally padded.

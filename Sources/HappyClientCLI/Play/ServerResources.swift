@@ -1,7 +1,3 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HappyClientKit
 import HappyCore
 import HappyRender
@@ -28,8 +24,7 @@ struct ServerResources {
 
     /// The room's `(seq, epoch)` from `/api/state`, or nil.
     func roomPosition() -> (seq: UInt64, epoch: String)? {
-        let room = common.room.map { "?room=" + QueryEncoding.encode($0) } ?? ""
-        guard case .success(let bytes) = get(common.url.httpBase + "/api/state" + room),
+        guard case .success(let bytes) = get(ServerHTTP(common: common).url("/api/state")),
               let json = try? JSONParser.parse(bytes, maxDepth: 64),
               let seq = json["seq"]?.doubleValue, seq >= 0, seq < 9e15, let epoch = json["epoch"]?.stringValue else {
             return nil
@@ -39,22 +34,7 @@ struct ServerResources {
 
     /// GET `url` with the token, within `--timeout`.
     private func get(_ url: String) -> Result<[UInt8], ResourceError> {
-        guard let address = URL(string: url) else { return .failure(ResourceError("bad URL \(url)")) }
-        var request = URLRequest(url: address)
-        request.timeoutInterval = common.timeout
-        if let token = common.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let outcome = Latch<Result<[UInt8], ResourceError>>()
-        let task = URLSession.shared.dataTask(with: request) { data, response, error in
-            if let error {
-                outcome.set(.failure(ResourceError("\(url): \(error.localizedDescription)")))
-            } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-                outcome.set(.failure(ResourceError("\(url): HTTP \(status)")))
-            } else {
-                outcome.set(.success(Array(data ?? Data())))
-            }
-        }
-        task.resume()
-        return outcome.wait(timeout: common.timeout + 1) ?? .failure(ResourceError("\(url): no answer within \(Describe.number(common.timeout)) s"))
+        ServerHTTP(common: common).get(url).mapError { ResourceError("\($0)") }
     }
 }
 

@@ -38,6 +38,10 @@ public final class HappySession: @unchecked Sendable {
     var pointerThrottle: PointerThrottle
     var connection: WebSocketConnection?
     var connectionState: ConnectionState?
+    /// Counts state changes, so a late delegate call for an older one is dropped.
+    var stateChanges: UInt64 = 0
+    /// Delivers state calls one at a time (recursive: a delegate may stop the session).
+    let stateDelivery = NSRecursiveLock()
     var opened = false
     var welcomed = false
     var everWelcomed = false
@@ -228,11 +232,22 @@ public final class HappySession: @unchecked Sendable {
     }
 
     /// Records a new state; returns the delegate call to make once unlocked.
+    /// A call that runs after a newer state was recorded (another thread
+    /// moved on meanwhile) is dropped, so the delegate never sees an older
+    /// state last.
     func setState(_ state: ConnectionState) -> [() -> Void] {
         connectionState = state
+        stateChanges += 1
+        let change = stateChanges
         lock.broadcast()
         return [{ [weak self] in
             guard let self, let delegate = self.delegate else { return }
+            self.stateDelivery.lock()
+            defer { self.stateDelivery.unlock() }
+            self.lock.lock()
+            let current = self.stateChanges == change
+            self.lock.unlock()
+            guard current else { return }
             delegate.session(self, didChange: state)
         }]
     }

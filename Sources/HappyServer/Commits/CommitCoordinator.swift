@@ -65,6 +65,14 @@ final class CommitCoordinator {
         worker.refresh(name)
     }
 
+    /// Reads the store's past (history, past states): off the service thread
+    /// for a store that is not synchronous; `completion` runs on the service thread.
+    func readPast<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
+                         completion: @escaping (Result<Value, StoreError>) -> Void) {
+        guard worker.isSynchronous else { return worker.read(read, completion: completion) }
+        completion(read(worker.store))
+    }
+
     /// Records a room that was just created, so its epoch is kept.
     func recordCreation(_ commit: RoomCommit) {
         pipeline.appendCreation(commit)

@@ -8,6 +8,8 @@ final class StoreWorker: Sendable {
     let store: any RoomStore
     private let inbox: WakeInbox
     private let queue = DispatchQueue(label: "happy.store")
+    /// History reads, beside the writes (stores read on a connection of their own).
+    private let readQueue = DispatchQueue(label: "happy.store.read")
 
     init(store: any RoomStore, inbox: WakeInbox) {
         self.store = store
@@ -45,9 +47,27 @@ final class StoreWorker: Sendable {
         }
     }
 
+    /// Runs `read` on the read queue; its result comes back through the inbox to `completion`.
+    func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
+                     completion: @escaping (Result<Value, StoreError>) -> Void) {
+        let store = self.store, inbox = self.inbox
+        let delivery = UncheckedCompletion(completion)
+        readQueue.async {
+            let result = read(store)
+            inbox.post(.task(ServiceThreadTask { delivery.completion(result) }))
+        }
+    }
+
     /// Waits for queued work, then closes the store.
     func close() {
         let store = self.store
+        readQueue.sync {}
         queue.sync { store.close() }
     }
+}
+
+/// A service-thread callback carried through another thread untouched.
+private struct UncheckedCompletion<Value>: @unchecked Sendable {
+    let completion: (Result<Value, StoreError>) -> Void
+    init(_ completion: @escaping (Result<Value, StoreError>) -> Void) { self.completion = completion }
 }

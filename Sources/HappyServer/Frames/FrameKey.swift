@@ -12,9 +12,11 @@ struct FrameKey: Hashable, Sendable {
     let width: Int
     let height: Int
     let step: Int
+    /// Asked for by seq (`?seq=N`): cached and tagged apart from the present frame.
+    var isPast = false
 
-    /// `"<epoch>-<seq>-<view>-<w>x<h>-<step>"`, quoted as HTTP wants.
-    var etag: String { "\"\(epoch)-\(seq)-\(view.rawValue)-\(width)x\(height)-\(step)\"" }
+    /// `"<epoch>-<seq>-<view>-<w>x<h>-<step>"` (`p-` first for a past frame), quoted as HTTP wants.
+    var etag: String { "\"\(isPast ? "p-" : "")\(epoch)-\(seq)-\(view.rawValue)-\(width)x\(height)-\(step)\"" }
 }
 
 /// `If-None-Match` handling (RFC 9110 section 13.1.2, weak comparison).

@@ -21,6 +21,8 @@ struct FrameQuery: Equatable {
     var height: Int
     var phase: Int?
     var fps: Int
+    /// A past frame: the room right after event `seq` (section 11), frames only.
+    var seq: UInt64?
 
     /// A request refused before anything is looked up.
     struct Refusal: Error, Equatable {
@@ -50,7 +52,9 @@ struct FrameQuery: Equatable {
             let phase = kind == .frame ? try integer(query, "phase", in: phases) : nil
             let fps = kind == .stream ? try integer(query, "fps", in: frameRates) ?? defaultFrameRate : defaultFrameRate
             let size = resolve(width: width, height: height, defaultSize: defaultSize)
-            return .success(FrameQuery(view: view, width: size.width, height: size.height, phase: phase, fps: fps))
+            var parsed = FrameQuery(view: view, width: size.width, height: size.height, phase: phase, fps: fps)
+            if kind == .frame { parsed.seq = try sequenceNumber(query, "seq") }
+            return .success(parsed)
         } catch {
             return .failure(error)
         }
@@ -68,8 +72,18 @@ struct FrameQuery: Equatable {
         }
     }
 
+    /// A seq: a decimal integer without sign or fraction; nil when absent.
+    static func sequenceNumber(_ query: [String: String], _ name: String) throws(Refusal) -> UInt64? {
+        guard let text = query[name] else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              let value = UInt64(text) else {
+            throw Refusal(status: 400, code: ErrorCode.invalidValue.rawValue, "\(name) must be a whole number (a seq)")
+        }
+        return value
+    }
+
     /// A decimal integer without sign or fraction, within `range`; nil when absent.
-    private static func integer(_ query: [String: String], _ name: String,
+    static func integer(_ query: [String: String], _ name: String,
                                 in range: ClosedRange<Int>) throws(Refusal) -> Int? {
         guard let text = query[name] else { return nil }
         guard !text.isEmpty, text.utf8.count <= 6, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),

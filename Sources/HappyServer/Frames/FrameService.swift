@@ -18,6 +18,7 @@ final class FrameService {
 
     private let config: HappyConfig
     private let directory: RoomDirectory
+    private let history: RoomHistory
     private let lifecycle: ServerLifecycle
     private let responder: HTTPResponder
     private let metrics: Metrics
@@ -26,11 +27,12 @@ final class FrameService {
     /// Validates the room and the caller (shared with the API routes and streams).
     let roomAndRole: (HTTPExchange) -> Result<(room: String, role: Role), HTTPError>
 
-    init(config: HappyConfig, directory: RoomDirectory, lifecycle: ServerLifecycle, responder: HTTPResponder,
+    init(config: HappyConfig, directory: RoomDirectory, history: RoomHistory, lifecycle: ServerLifecycle, responder: HTTPResponder,
          metrics: Metrics, logger: Logger, clock: ServiceClock, scratch: UnsafeMutablePointer<UInt8>, scratchBytes: Int,
          roomAndRole: @escaping (HTTPExchange) -> Result<(room: String, role: Role), HTTPError>) {
         self.config = config
         self.directory = directory
+        self.history = history
         self.lifecycle = lifecycle
         self.responder = responder
         self.metrics = metrics
@@ -74,37 +76,60 @@ final class FrameService {
         let ifNoneMatch = exchange.headers["if-none-match"]
         directory.touchedRuntime(for: name).whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
-            guard let room = runtime.room, let producer = self.producer else {
+            guard let room = runtime.room, self.producer != nil else {
                 return self.responder.respond(exchange, APIRoutes.unloaded(runtime))
             }
-            let step = request.view.animates
-                ? request.phase ?? WaveClock.step(atMilliseconds: self.clock.wallMilliseconds()) : 0
-            let key = FrameKey(room: name, epoch: room.epoch, seq: room.committed.seq, view: request.view,
-                               width: request.width, height: request.height, step: step)
-            let etag = key.etag
-            if let ifNoneMatch, EntityTag.header(ifNoneMatch, matches: etag) {
-                var response = HTTPResponse(status: 304, contentType: "image/png", body: [], headers: [("ETag", etag)])
-                response.cacheControl = "no-cache"
-                return self.responder.respond(exchange, response)
+            guard let seq = request.seq else {
+                let step = request.view.animates
+                    ? request.phase ?? WaveClock.step(atMilliseconds: self.clock.wallMilliseconds()) : 0
+                let key = FrameKey(room: name, epoch: room.epoch, seq: room.committed.seq, view: request.view,
+                                   width: request.width, height: request.height, step: step)
+                let state = FrameState(scene: room.committed.scene, dragonStatus: runtime.dragonStatus, step: step)
+                return self.render(key, state, for: exchange, ifNoneMatch: ifNoneMatch, cacheControl: "no-cache")
             }
-            let state = FrameState(scene: room.committed.scene, dragonStatus: runtime.dragonStatus, step: step)
-            let accepted = producer.frame(key, state: state) { [weak self] result in
+            // A past frame never changes: its own key, and a long Cache-Control.
+            self.history.state(of: runtime, at: seq) { [weak self] result in
                 guard let self, !exchange.isClosed else { return }
                 switch result {
-                case .success(let png):
-                    var response = HTTPResponse(status: 200, contentType: "image/png", body: png,
-                                                headers: [("ETag", etag)])
-                    response.cacheControl = "no-cache"
-                    self.responder.respond(exchange, response)
                 case .failure(let error):
-                    self.logger.error("render failed", ["view": key.view.rawValue, "error": error.message])
-                    self.responder.respond(exchange, HTTPError(status: 500, code: "render_failed", "the frame could not be drawn"))
+                    self.responder.respond(exchange, error)
+                case .success(let past):
+                    let step = request.view.animates ? request.phase ?? 0 : 0
+                    let key = FrameKey(room: name, epoch: past.epoch, seq: past.seq, view: request.view,
+                                       width: request.width, height: request.height, step: step, isPast: true)
+                    let state = FrameState(scene: past.scene, dragonStatus: past.dragonStatus, step: step)
+                    self.render(key, state, for: exchange, ifNoneMatch: ifNoneMatch,
+                                cacheControl: "public, max-age=31536000, immutable")
                 }
             }
-            if !accepted {
-                self.metrics.renderRefusals += 1
-                self.responder.respond(exchange, .unavailable("the renderer is busy; try again shortly"))
+        }
+    }
+
+    /// Answers with the frame for `key` (304 when `ifNoneMatch` names it), from the cache or rendered.
+    private func render(_ key: FrameKey, _ state: FrameState, for exchange: HTTPExchange, ifNoneMatch: String?,
+                        cacheControl: String) {
+        guard let producer else { return responder.respond(exchange, .unavailable("frames are not available")) }
+        let etag = key.etag
+        if let ifNoneMatch, EntityTag.header(ifNoneMatch, matches: etag) {
+            var response = HTTPResponse(status: 304, contentType: "image/png", body: [], headers: [("ETag", etag)])
+            response.cacheControl = cacheControl
+            return responder.respond(exchange, response)
+        }
+        let accepted = producer.frame(key, state: state) { [weak self] result in
+            guard let self, !exchange.isClosed else { return }
+            switch result {
+            case .success(let png):
+                var response = HTTPResponse(status: 200, contentType: "image/png", body: png, headers: [("ETag", etag)])
+                response.cacheControl = cacheControl
+                self.responder.respond(exchange, response)
+            case .failure(let error):
+                self.logger.error("render failed", ["view": key.view.rawValue, "error": error.message])
+                self.responder.respond(exchange, HTTPError(status: 500, code: "render_failed", "the frame could not be drawn"))
             }
+        }
+        if !accepted {
+            metrics.renderRefusals += 1
+            responder.respond(exchange, .unavailable("the renderer is busy; try again shortly"))
         }
     }
 

@@ -6,6 +6,7 @@ final class APIRoutes {
     private let directory: RoomDirectory
     private let access: AccessControl
     private let coordinator: CommitCoordinator
+    private let history: RoomHistory
     private let lifecycle: ServerLifecycle
     private let responder: HTTPResponder
     private let metrics: Metrics
@@ -16,12 +17,13 @@ final class APIRoutes {
     private var intentLimits: [String: HTTPRateLimit] = [:]
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, coordinator: CommitCoordinator,
-         lifecycle: ServerLifecycle, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock,
+         history: RoomHistory, lifecycle: ServerLifecycle, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock,
          renderMetrics: @escaping () -> String) {
         self.config = config
         self.directory = directory
         self.access = access
         self.coordinator = coordinator
+        self.history = history
         self.lifecycle = lifecycle
         self.responder = responder
         self.metrics = metrics
@@ -37,6 +39,7 @@ final class APIRoutes {
         }
         router.add(["GET"], .exact("/api/state")) { [unowned self] in state($0) }
         router.add(["POST"], .exact("/api/intent")) { [unowned self] in postIntent($0) }
+        router.add(["GET"], .exact("/api/history")) { [unowned self] in historyPage($0) }
     }
 
     private func health(_ exchange: HTTPExchange) {
@@ -71,6 +74,7 @@ final class APIRoutes {
         case .failure(let error): return responder.respond(exchange, error)
         case .success(let access): name = access.room
         }
+        if exchange.query["seq"] != nil { return pastState(exchange, room: name) }
         let presenceMax = config.limits.presenceBroadcastMax
         directory.touchedRuntime(for: name).whenReady { [responder] runtime in
             guard !exchange.isClosed else { return }
@@ -79,6 +83,76 @@ final class APIRoutes {
                 room: name, epoch: room.epoch, seq: room.committed.seq, state: room.committed.scene,
                 presence: runtime.presenceList(limit: presenceMax), presenceCount: runtime.presenceCount)
             responder.respond(exchange, status: 200, json: body)
+        }
+    }
+
+    // MARK: history (section 11)
+
+    /// `GET /api/state?seq=N`: the room right after event N, with the dragon's label then.
+    private func pastState(_ exchange: HTTPExchange, room name: String) {
+        let seq: UInt64
+        do throws(FrameQuery.Refusal) {
+            seq = try FrameQuery.sequenceNumber(exchange.query, "seq") ?? 0
+        } catch {
+            return responder.respond(exchange, HTTPError(status: error.status, code: error.code, error.message))
+        }
+        directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
+            history.state(of: runtime, at: seq) { result in
+                guard !exchange.isClosed else { return }
+                switch result {
+                case .failure(let error):
+                    responder.respond(exchange, error)
+                case .success(let past):
+                    var w = JSONWriter(capacity: 512)
+                    w.beginObject()
+                    w.key("room"); w.string(name)
+                    w.key("epoch"); w.string(past.epoch)
+                    w.key("seq"); w.uint(past.seq)
+                    w.key("state"); ServerMessageEncoder.scene(past.scene, into: &w)
+                    w.key("dragonStatus"); w.string(past.dragonStatus)
+                    w.endObject()
+                    responder.respond(exchange, status: 200, json: w.bytes)
+                }
+            }
+        }
+    }
+
+    /// `GET /api/history?room&since&limit`: events exactly as broadcast, oldest first.
+    private func historyPage(_ exchange: HTTPExchange) {
+        let name: String
+        switch roomAndRole(exchange) {
+        case .failure(let error): return responder.respond(exchange, error)
+        case .success(let access): name = access.room
+        }
+        let since: UInt64?
+        let limit: Int
+        do throws(FrameQuery.Refusal) {
+            since = try FrameQuery.sequenceNumber(exchange.query, "since")
+            limit = try FrameQuery.integer(exchange.query, "limit", in: 1...RoomHistory.maxLimit) ?? RoomHistory.defaultLimit
+        } catch {
+            return responder.respond(exchange, HTTPError(status: error.status, code: error.code, error.message))
+        }
+        directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
+            history.page(of: runtime, since: since, limit: limit) { result in
+                guard !exchange.isClosed else { return }
+                switch result {
+                case .failure(let error):
+                    responder.respond(exchange, error)
+                case .success(let page):
+                    var w = JSONWriter(capacity: 128 + page.events.reduce(0) { $0 + $1.json.count + 1 })
+                    w.beginObject()
+                    w.key("room"); w.string(name)
+                    w.key("epoch"); w.string(page.epoch)
+                    w.key("seq"); w.uint(page.seq)
+                    w.key("first"); w.uint(page.first)
+                    w.key("events")
+                    w.beginArray()
+                    for event in page.events { w.raw(event.json) }
+                    w.endArray()
+                    w.endObject()
+                    responder.respond(exchange, status: 200, json: w.bytes)
+                }
+            }
         }
     }
 

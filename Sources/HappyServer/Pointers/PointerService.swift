@@ -83,8 +83,9 @@ final class PointerService {
         let now = clock.fresh()
         var earliest = Double.infinity
         for (key, runtime) in dirtyRooms {
+            // Never early: a receiver gets at most one batch per interval.
             let due = runtime.lastPointerBatchAt + interval
-            if due <= now + 0.001 {
+            if due <= now {
                 send(runtime.pointers.takeBatch(limit: limits.maxPointersPerBatch), in: runtime)
                 runtime.lastPointerBatchAt = now
             }
