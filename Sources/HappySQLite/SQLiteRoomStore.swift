@@ -27,7 +27,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public let historySize: Int
     /// Events each room keeps for history and replay.
     public let historyLimit: Int
-    /// Events each room keeps on disk: the history, and never fewer than a resume needs.
+    /// Events each room keeps on disk: the history, and never fewer than a
+    /// resume needs (the history still answers only the newest `historyLimit`).
     let retainedEvents: Int
     private let database: SQLiteDatabase
     private let lock: DataDirectoryLock
@@ -101,7 +102,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             deleteOldEvents = try database.prepare("""
                 DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE room = ?1 AND seq < ?2 ORDER BY seq LIMIT ?3)
                 """)
-            historyReader = try SQLiteHistoryReader(path: path, fileSystem: Self.fileSystem)
+            historyReader = try SQLiteHistoryReader(path: path, fileSystem: Self.fileSystem, historyLimit: historyLimit)
         } catch {
             throw StoreError(.setup, "cannot use the database \(path): \(error). "
                 + "If it is damaged, restore it from a backup or move it away to start with empty rooms.")
