@@ -92,8 +92,12 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
         return store
     }
     guard config.persistence.enabled else {
-        logger.info("persistence disabled: rooms are kept in memory only and lost on restart")
-        return MemoryRoomStore(historySize: config.limits.historySize, historyLimit: config.persistence.historyLimit)
+        // In memory, history is bounded by the resume window too: every room's
+        // events stay for the life of the process.
+        let historyLimit = min(config.persistence.historyLimit, config.limits.historySize)
+        logger.info("persistence disabled: rooms are kept in memory only and lost on restart",
+                    ["historyLimit": "\(historyLimit)"])
+        return MemoryRoomStore(historySize: config.limits.historySize, historyLimit: historyLimit)
     }
     let started = Date()
     let store = try SQLiteRoomStore(directory: config.dataDir, historySize: config.limits.historySize,

@@ -6,8 +6,7 @@ import XCTest
 /// server (PROTOCOL.md section 11): the history printed is what was
 /// broadcast, paged through; past states and frames are the server's; the
 /// replay shows the past under tmux, then the room live. The servers keep
-/// their history in memory (persistence off); `HistoryTests` checks the
-/// routes on the durable store.
+/// their history in the durable store, as `make run` does.
 final class HappyClientHistoryTests: XCTestCase {
     private var server: ServerProcess!
 
@@ -19,9 +18,9 @@ final class HappyClientHistoryTests: XCTestCase {
         server = nil
     }
 
-    /// Persistence off, with more of `persistence` and `limits` as given.
+    /// The default durable store, with `persistence` and `limits` as given.
     private static func settings(persistence: [String: Any] = [:], limits: [String: Any] = [:]) -> [String: Any] {
-        ["persistence": ["enabled": false].merging(persistence) { _, new in new }, "limits": limits]
+        ["persistence": persistence, "limits": limits]
     }
 
     private var url: String { "ws://127.0.0.1:\(server.port)" }
@@ -233,7 +232,7 @@ final class HappyClientReplayTests: XCTestCase {
     private var tmux: TmuxSession!
 
     override func setUpWithError() throws {
-        server = try ServerProcess(["persistence": ["enabled": false]])
+        server = try ServerProcess()
         tmux = try TmuxSession(columns: 120, rows: 40, environment: ["COLORTERM": "truecolor", "TERM": "xterm-256color"])
     }
 

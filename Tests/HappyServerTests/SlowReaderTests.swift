@@ -42,7 +42,11 @@ final class SlowReaderTests: XCTestCase {
     }
 
     func testSlowReaderCostsBoundedMemoryAndIsResynced() throws {
-        let server = try ServerProcess(["limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000]])
+        // The stored history holds as many events as the resume ring, so
+        // both are full after the warm-up (the store's own growth up to
+        // historyLimit is not the slow reader's).
+        let server = try ServerProcess(["limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000],
+                                        "persistence": ["historyLimit": 1000]])
         let (slow, _) = try TestClient.join(server, name: "slow")
         let (writer, _) = try TestClient.join(server, name: "writer")
         XCTAssertEqual(slow.next(type: "presence")?["joined"]?["name"]?.stringValue, "writer")
@@ -62,8 +66,8 @@ final class SlowReaderTests: XCTestCase {
         XCTAssertGreaterThan(before, 1_000_000, "the server's RSS was read")
         XCTAssertGreaterThan(after, 1_000_000, "the server's RSS was read")
         // The outbox holds at most maxQueuedBytes (1 MiB) of events; the
-        // history ring (1000 events) and lws's buffers are already full after
-        // the warm-up. 3 MB leaves 2 MB for allocator slack, yet is well below
+        // history ring and the stored history (1000 events each) and lws's
+        // buffers are already full after the warm-up. 3 MB leaves 2 MB for allocator slack, yet is well below
         // what queueing every event costs: with maxQueuedBytes at 100 MB the
         // same run grows the server by about 5 MB (the 3.7 MB of event text,
         // one buffer and object per event).
