@@ -170,7 +170,11 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
     private struct Record {
         var room: StoredRoom
         var events: RingQueue<StoredEvent>
+        /// The state at `first` - 1 when no event stands for it (a new room).
         var base: PastState
+        /// The newest event pushed out, which stands for `first` - 1 (its state is read when asked for).
+        var baseEvent: StoredEvent?
+        var baseSeq: UInt64 { baseEvent?.seq ?? base.seq }
     }
 
     private var records: [String: Record] = [:]
@@ -199,7 +203,9 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         for commit in commits {
             let room = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene, history: [])
-            guard var record = records[commit.room], record.room.epoch == commit.epoch else {
+            // Taken out of the dictionary while it changes: a copy left there
+            // would make every append copy the whole history.
+            guard var record = records.removeValue(forKey: commit.room), record.room.epoch == commit.epoch else {
                 // A new room (or a new epoch): its past starts here.
                 var record = Record(room: room, events: RingQueue(),
                                     base: PastState(epoch: commit.epoch, seq: commit.baseSeq, scene: commit.scene,
@@ -214,10 +220,7 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
             record.room = room
             for event in commit.events { record.events.append(event) }
             while record.events.count > historyLimit {
-                let oldest = record.events.removeFirst()
-                record.base = PastState(epoch: commit.epoch, seq: oldest.seq,
-                                        scene: Self.scene(in: oldest.json) ?? record.base.scene,
-                                        dragonStatus: oldest.dragonStatus)
+                record.baseEvent = record.events.removeFirst()
             }
             records[commit.room] = record
         }
@@ -226,11 +229,11 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
 
     public func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage? {
         guard let record = records[name] else { return nil }
-        let first = record.base.seq + 1
-        let start = max(since, record.base.seq)
+        let first = record.baseSeq + 1
+        let start = max(since, record.baseSeq)
         var events: [StoredEvent] = []
         if start < record.room.seq {
-            let index = Int(start - record.base.seq)
+            let index = Int(start - record.baseSeq)
             for position in index ..< min(record.events.count, index + limit) { events.append(record.events[position]) }
         }
         return HistoryPage(epoch: record.room.epoch, seq: record.room.seq, first: first, events: events)
@@ -239,9 +242,14 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
     public func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup {
         guard let record = records[name] else { return .unknownRoom }
         if seq > record.room.seq { return .beyond(current: record.room.seq) }
-        if seq < record.base.seq { return .gone(first: record.base.seq + 1) }
-        if seq == record.base.seq { return .found(record.base) }
-        let event = record.events[Int(seq - record.base.seq) - 1]
+        if seq < record.baseSeq { return .gone(first: record.baseSeq + 1) }
+        let event: StoredEvent
+        if seq == record.baseSeq {
+            guard let baseEvent = record.baseEvent else { return .found(record.base) }
+            event = baseEvent
+        } else {
+            event = record.events[Int(seq - record.baseSeq) - 1]
+        }
         guard let scene = Self.scene(in: event.json) else {
             throw StoreError(.damaged, "event \(seq) of room \(name) has no readable state")
         }
