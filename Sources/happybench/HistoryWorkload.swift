@@ -11,11 +11,12 @@ extension Workloads {
     /// Writers and intents in flight each while filling: enough for the
     /// server to group many intents in each commit.
     static let historyWriters = 4
-    static let historyWindow = 64
+    static let historyWindow = 256
     static let historyPageRequests = 200
     static let pastStateRequests = 500
     static let frameRequests = 100
     static let historyPageLimit = 1000
+    static let throughputRounds = 5
 
     /// The persistence settings with SQLite (fsync as by default) keeping `historyLimit` events per room.
     func historySettings(historyLimit: Int) -> [String: Any] {
@@ -78,7 +79,7 @@ extension Workloads {
         var last = (time: started, acked: before.acked)
         var stalledSince = Date()
         while true {
-            let finished = writers.drain(timeout: 3)
+            let finished = writers.drain(timeout: 2)
             let now = Date(), counts = writers.snapshot
             if counts.acked > last.acked { stalledSince = now }
             if counts.lost > 0 { throw BenchError("\(name): \(counts.lost) writer connections closed") }
@@ -257,7 +258,7 @@ extension Workloads {
     /// Intents/s on the filled server against a server with historyLimit 1
     /// (the store still keeps `limits.historySize` events for resumes), the
     /// same writers and window on each, in alternating windows of `seconds`
-    /// (ABBAAB, so drift over the run falls on both), medians of three.
+    /// (AB BA AB BA AB, so drift over the run falls on both), medians of five.
     private func throughputAgainstSmallestLimit(server: ServerUnderTest, writers: IntentPipeline, loop: ClientLoop,
                                                 limit: Int) throws -> [BenchRow] {
         progress("history throughput: starting a second server with historyLimit 1")
@@ -275,7 +276,7 @@ extension Workloads {
                      name: "history fill, historyLimit 1")
 
         var full: [Window] = [], small: [Window] = []
-        for round in 0..<3 {
+        for round in 0..<Self.throughputRounds {
             let order = round % 2 == 0 ? [true, false] : [false, true]
             for isFull in order {
                 let window = try measure(isFull ? writers : smallWriters, on: isFull ? server : smallest,
@@ -285,34 +286,45 @@ extension Workloads {
         }
         let fullMedian = Self.median(full), smallMedian = Self.median(small)
         let cost = smallMedian.rate > 0 ? (1 - fullMedian.rate / smallMedian.rate) * 100 : 0
-        progress(String(format: "history throughput: %.0f intents/s with historyLimit %d, %.0f with 1: history costs %.1f%% (target ≤ 10%%)",
-                        fullMedian.rate, limit, smallMedian.rate, cost))
-        func row(_ name: String, _ median: Window, _ all: [Window], cost: Double?) -> BenchRow {
+        let cpuCost = smallMedian.cpuMicrosecondsPerIntent > 0
+            ? (fullMedian.cpuMicrosecondsPerIntent / smallMedian.cpuMicrosecondsPerIntent - 1) * 100 : 0
+        progress(String(format: "history throughput: %.0f intents/s with historyLimit %d, %.0f with 1: history costs %.1f%% (target ≤ 10%%), %+.1f%% server CPU per intent",
+                        fullMedian.rate, limit, smallMedian.rate, cost, cpuCost))
+        func row(_ name: String, _ median: Window, _ all: [Window], costs: (rate: Double, cpu: Double)?) -> BenchRow {
             var figures: [(String, String)] = [
                 ("intents/s median", String(format: "%.0f", median.rate)),
                 ("runs", all.map { String(format: "%.0f", $0.rate) }.joined(separator: " / ")),
-                ("srv cpu ms/1k", String(format: "%.0f", median.cpuPerThousand * 1000)),
+                ("srv cpu µs/intent", String(format: "%.1f", median.cpuMicrosecondsPerIntent)),
                 ("srv wait s", String(format: "%.2f", median.wait)),
                 ("busy cores", String(format: "%.2f", median.busy)),
                 ("db MB", String(format: "%.1f", Double(median.databaseBytes) / 1e6)),
+                ("errors", "\(all.map(\.errors).reduce(0, +))"),
+                ("cost %", costs.map { String(format: "%.1f", $0.rate) } ?? ""),
+                ("cpu +%", costs.map { String(format: "%+.1f", $0.cpu) } ?? ""),
+                ("met", costs.map { $0.rate <= 10 ? "yes" : "NO" } ?? ""),
             ]
-            if let cost { figures.append(("cost %", String(format: "%.1f", cost))); figures.append(("met", cost <= 10 ? "yes" : "NO")) }
+            if costs == nil { figures.removeLast(3) }
             var json: [String: Any] = [
                 "workload": name, "intentsPerSecond": median.rate, "runs": all.map(\.rate),
-                "serverCPUSecondsPerThousand": median.cpuPerThousand, "serverRunQueueWaitSeconds": median.wait,
-                "busyCores": median.busy, "databaseBytes": median.databaseBytes, "windowSeconds": seconds,
-                "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
+                "serverCPUMicrosecondsPerIntent": median.cpuMicrosecondsPerIntent,
+                "serverRunQueueWaitSeconds": median.wait, "busyCores": median.busy,
+                "databaseBytes": median.databaseBytes, "errors": all.map(\.errors).reduce(0, +),
+                "windowSeconds": seconds, "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
             ]
-            if let cost { json["costPercent"] = cost; json["targetMet"] = cost <= 10 }
+            if let costs {
+                json["costPercent"] = costs.rate
+                json["serverCPUPerIntentIncreasePercent"] = costs.cpu
+                json["targetMet"] = costs.rate <= 10
+            }
             return BenchRow(workload: name, figures: figures, json: json)
         }
-        return [row("intents, historyLimit \(limit)", fullMedian, full, cost: cost),
-                row("intents, historyLimit 1", smallMedian, small, cost: nil)]
+        return [row("intents, historyLimit \(limit)", fullMedian, full, costs: (cost, cpuCost)),
+                row("intents, historyLimit 1", smallMedian, small, costs: nil)]
     }
 
     private struct Window {
-        var rate = 0.0, cpuPerThousand = 0.0, wait = 0.0, busy = 0.0
-        var databaseBytes = 0
+        var rate = 0.0, cpuMicrosecondsPerIntent = 0.0, wait = 0.0, busy = 0.0
+        var databaseBytes = 0, errors = 0
     }
 
     private func measure(_ writers: IntentPipeline, on server: ServerUnderTest, name: String) throws -> Window {
@@ -325,16 +337,17 @@ extension Workloads {
         let end = writers.snapshot, elapsed = Date().timeIntervalSince(started)
         var window = Window()
         window.rate = Double(end.acked - start.acked) / elapsed
-        window.cpuPerThousand = end.acked > start.acked
-            ? (server.cpuSeconds() - cpuStart) / Double(end.acked - start.acked) * 1000 : 0
+        window.cpuMicrosecondsPerIntent = end.acked > start.acked
+            ? (server.cpuSeconds() - cpuStart) / Double(end.acked - start.acked) * 1e6 : 0
         window.wait = server.runQueueWaitSeconds() - waitStart
         window.busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         writers.stop()
         guard writers.drain(timeout: 30) else { throw BenchError("\(name): intents still unanswered after 30 s") }
         window.databaseBytes = databaseFiles(server).total
-        let errors = writers.snapshot.errors - before.errors
-        progress(String(format: "history throughput, %@: %.0f intents/s%@", name, window.rate,
-                        errors > 0 ? ", \(errors) errors" : ""))
+        let after = writers.snapshot
+        window.errors = after.errors - before.errors + after.resyncs - before.resyncs
+        progress(String(format: "history throughput, %@: %.0f intents/s, %.1f µs server CPU each%@", name, window.rate,
+                        window.cpuMicrosecondsPerIntent, window.errors > 0 ? ", \(window.errors) errors" : ""))
         return window
     }
 
@@ -345,8 +358,16 @@ extension Workloads {
         count >= 1000 && count % 1000 == 0 ? "\(count / 1000)k" : "\(count)"
     }
 
+    /// Each figure's own median.
     private static func median(_ windows: [Window]) -> Window {
-        windows.sorted { $0.rate < $1.rate }[windows.count / 2]
+        func middle(_ value: (Window) -> Double) -> Double { windows.map(value).sorted()[windows.count / 2] }
+        var median = Window()
+        median.rate = middle(\.rate)
+        median.cpuMicrosecondsPerIntent = middle(\.cpuMicrosecondsPerIntent)
+        median.wait = middle(\.wait)
+        median.busy = middle(\.busy)
+        median.databaseBytes = Int(middle { Double($0.databaseBytes) })
+        return median
     }
 
     /// The sample at `fraction` of the sorted samples (nearest rank).

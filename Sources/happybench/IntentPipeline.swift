@@ -122,7 +122,8 @@ final class IntentPipeline: WebSocketDelegate, @unchecked Sendable {
             }
             inFlight[index] -= 1
             topUp(index)
-            state.broadcast()
+            // Wake a waiting `drain` only when it is done, not on every ack.
+            if counts.acked + counts.errors >= limit { state.broadcast() }
         case UInt8(ascii: "w"):
             welcomed += 1
             if let seq = FanoutDriver.seq(in: bytes) { counts.seq = max(counts.seq, seq) }
