@@ -16,11 +16,12 @@ final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     let path: String
 
-    init(path: String) throws(SQLiteError) {
+    /// `vfs`: SQLite's name of the OS layer to use (nil: the default).
+    init(path: String, vfs: String? = nil) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &db, flags, nil)
+        let code = sqlite3_open_v2(path, &db, flags, vfs)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(db)
@@ -63,11 +64,33 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    /// `immediate` takes the write lock at the start (for writers); otherwise the
+    /// transaction reads one snapshot of the database from its first read on.
+    func transaction<Result>(immediate: Bool, _ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do throws(SQLiteError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// The first column of the first row, as text.
     func scalarText(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(0)
+    }
+
+    /// The first column of the first row, as an integer.
+    func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.int64(0)
     }
 }
 

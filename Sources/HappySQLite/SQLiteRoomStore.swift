@@ -3,29 +3,54 @@ import Foundation
 import HappyCore
 
 /// Rooms on disk in SQLite (WAL mode): per room its epoch, seq and scene, and
-/// the last `historySize` events as the exact JSON that was broadcast.
+/// its newest `historyLimit` events as the exact JSON that was broadcast,
+/// each with the dragon's label after it (PROTOCOL.md section 11).
 /// Every `commit` is one transaction; with `fsync` the WAL is synced before
 /// it returns, so an acknowledged change survives power loss, not only a crash.
+///
+/// `loadRoom` and `commit` use the writer connection, from one thread at a
+/// time. `history` and `pastState` may be called from any thread meanwhile:
+/// they use their own connection, which reads the last committed snapshot
+/// while the writer writes.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public static let fileName = "happy.sqlite3"
     static let schemaVersion = SQLiteSchema.version
+    /// SQLite's unix layer that keeps other processes out with one lock held
+    /// from open to close and keeps the WAL index in process memory, shared
+    /// by this process's connections: no memory-mapped -shm file, so a full
+    /// or failing disk gives error codes rather than SIGBUS, and the history
+    /// reader can still read while the writer writes.
+    static let fileSystem = "unix-excl"
 
     public let path: String
+    /// Events a resume may replay (`loadRoom` returns at most this many).
     public let historySize: Int
+    /// Events each room keeps for history and replay.
+    public let historyLimit: Int
+    /// Events each room keeps on disk: the history, and never fewer than a resume needs.
+    let retainedEvents: Int
     private let database: SQLiteDatabase
     private let lock: DataDirectoryLock
     private let selectRoom: SQLiteStatement
     private let selectEvents: SQLiteStatement
-    private let upsertRoom: SQLiteStatement
-    private let insertBatch: SQLiteStatement
-    private let trimBatches: SQLiteStatement
+    private let selectPast: SQLiteStatement
+    private let selectEvent: SQLiteStatement
+    private let updateRoom: SQLiteStatement
+    private let replaceRoom: SQLiteStatement
+    private let insertEvent: SQLiteStatement
+    private let deleteEvents: SQLiteStatement
+    private let updateBase: SQLiteStatement
+    let historyReader: SQLiteHistoryReader
     private var closed = false
 
     /// Opens (creating if needed) the store in `directory`. Refuses, with a
     /// message that says what to do, a database that cannot be read or fails
-    /// its integrity check: it never starts empty over existing data.
-    public init(directory: String, historySize: Int, fsync: Bool) throws(StoreError) {
+    /// its integrity check: it never starts empty over existing data. An older
+    /// schema is converted (see `SQLiteSchema`).
+    public init(directory: String, historySize: Int, historyLimit: Int = 100_000, fsync: Bool) throws(StoreError) {
         self.historySize = historySize
+        self.historyLimit = historyLimit
+        retainedEvents = max(historyLimit, historySize, 0)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -45,39 +70,36 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             throw StoreError(.setup, "cannot read the database \(path): permission denied")
         }
         do {
-            database = try SQLiteDatabase(path: path)
+            database = try SQLiteDatabase(path: path, vfs: Self.fileSystem)
             try Self.verify(database, path: path)
-            // Exclusive locking before WAL: the WAL index lives in process
-            // memory instead of a memory-mapped -shm file, so a full or
-            // failing disk gives error codes rather than SIGBUS. The data
-            // directory lock already keeps other processes out.
             try database.execute("""
-                PRAGMA locking_mode = EXCLUSIVE;
                 PRAGMA journal_mode = WAL;
                 PRAGMA synchronous = \(fsync ? "FULL" : "NORMAL");
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS rooms (
-                    name TEXT PRIMARY KEY, epoch TEXT NOT NULL, seq INTEGER NOT NULL, scene TEXT NOT NULL);
                 """)
-            try SQLiteSchema.prepareHistory(database)
             let journal = try database.scalarText("PRAGMA journal_mode")
             guard journal?.lowercased() == "wal" else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL mode (got \(journal ?? "nothing"))")
             }
+            try SQLiteSchema.prepare(database)
             let schema = try database.scalarText("SELECT value FROM meta WHERE key = 'schema'")
             guard schema == Self.schemaVersion else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "schema version \(schema ?? "?") is not \(Self.schemaVersion)")
             }
             selectRoom = try database.prepare("SELECT epoch, seq, scene FROM rooms WHERE name = ?1")
             selectEvents = try database.prepare(
-                "SELECT first, events FROM batches WHERE room = ?1 AND last > ?2 ORDER BY last")
-            upsertRoom = try database.prepare("""
-                INSERT INTO rooms (name, epoch, seq, scene) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, seq = excluded.seq, scene = excluded.scene
+                "SELECT seq, status, json FROM events WHERE room = ?1 AND seq > ?2 ORDER BY seq")
+            selectPast = try database.prepare("SELECT epoch, seq, base_seq FROM rooms WHERE name = ?1")
+            selectEvent = try database.prepare("SELECT status, json FROM events WHERE room = ?1 AND seq = ?2")
+            updateRoom = try database.prepare("UPDATE rooms SET seq = ?2, scene = ?3 WHERE name = ?1")
+            replaceRoom = try database.prepare("""
+                INSERT OR REPLACE INTO rooms (name, epoch, seq, scene, base_seq, base_scene, base_status)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 """)
-            insertBatch = try database.prepare(
-                "INSERT OR REPLACE INTO batches (room, last, first, events) VALUES (?1, ?2, ?3, ?4)")
-            trimBatches = try database.prepare("DELETE FROM batches WHERE room = ?1 AND last <= ?2")
+            insertEvent = try database.prepare("INSERT INTO events (room, seq, status, json) VALUES (?1, ?2, ?3, ?4)")
+            deleteEvents = try database.prepare("DELETE FROM events WHERE room = ?1 AND seq <= ?2")
+            updateBase = try database.prepare(
+                "UPDATE rooms SET base_seq = ?2, base_scene = ?3, base_status = ?4 WHERE name = ?1")
+            historyReader = try SQLiteHistoryReader(path: path, fileSystem: Self.fileSystem)
         } catch {
             throw StoreError(.setup, "cannot use the database \(path): \(error). "
                 + "If it is damaged, restore it from a backup or move it away to start with empty rooms.")
@@ -94,7 +116,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     public var isSynchronous: Bool { false }
     public var kind: String { "sqlite" }
-    public var keepsHistory: Bool { historySize > 0 }
+    public var keepsHistory: Bool { retainedEvents > 0 }
 
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
         do {
@@ -103,8 +125,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             guard try selectRoom.step() else { return nil }
             let epoch = selectRoom.text(0)
             let seq = UInt64(selectRoom.int64(1))
-            let sceneText = selectRoom.text(2)
-            guard let json = try? JSONParser.parse(sceneText), let scene = Scene(json: json) else {
+            guard let scene = SQLiteSchema.scene(fromText: selectRoom.text(2)) else {
                 throw SQLiteError(code: SQLITE_CORRUPT, message: "room \(name) has an unreadable scene")
             }
             var history: [StoredEvent] = []
@@ -112,9 +133,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 try selectEvents.bind(1, name)
                 try selectEvents.bind(2, Int64(seq) - Int64(historySize))
                 while try selectEvents.step() {
-                    history += SQLiteSchema.events(first: UInt64(selectEvents.int64(0)), packed: selectEvents.blob(1))
+                    history.append(StoredEvent(seq: UInt64(selectEvents.int64(0)), json: selectEvents.blob(2),
+                                               dragonStatus: selectEvents.text(1)))
                 }
-                history.removeAll { $0.seq > seq || $0.seq + UInt64(historySize) <= seq }
             }
             return StoredRoom(name: name, epoch: epoch, seq: seq, scene: scene, history: history)
         } catch {
@@ -126,13 +147,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         guard !commits.isEmpty else { return [] }
         do {
-            try database.execute("BEGIN IMMEDIATE")
-            do {
+            try database.transaction(immediate: true) { () throws(SQLiteError) in
                 for commit in commits { try write(commit) }
-                try database.execute("COMMIT")
-            } catch {
-                try? database.execute("ROLLBACK")
-                throw error
             }
         } catch {
             throw StoreError(.io, "writing to \(path): \(error)")
@@ -140,31 +156,85 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         return []
     }
 
+    /// The room's stored epoch, seq and base seq.
+    private func storedPast(of room: String) throws(SQLiteError) -> (epoch: String, seq: UInt64, baseSeq: UInt64)? {
+        defer { selectPast.reset() }
+        try selectPast.bind(1, room)
+        guard try selectPast.step() else { return nil }
+        return (selectPast.text(0), UInt64(selectPast.int64(1)), UInt64(selectPast.int64(2)))
+    }
+
     private func write(_ commit: RoomCommit) throws(SQLiteError) {
-        try upsertRoom.bind(1, commit.room)
-        try upsertRoom.bind(2, commit.epoch)
-        try upsertRoom.bind(3, Int64(commit.seq))
-        try upsertRoom.bind(4, String(decoding: ServerMessageEncoder.sceneJSON(commit.scene), as: UTF8.self))
-        try upsertRoom.run()
-        guard historySize > 0, let first = commit.events.first, let last = commit.events.last else { return }
-        // One row per commit: the events of one loop turn, packed together.
-        try insertBatch.bind(1, commit.room)
-        try insertBatch.bind(2, Int64(last.seq))
-        try insertBatch.bind(3, Int64(first.seq))
-        try insertBatch.bind(4, blob: SQLiteSchema.pack(commit.events))
-        try insertBatch.run()
-        if last.seq > UInt64(historySize) {
-            try trimBatches.bind(1, commit.room)
-            try trimBatches.bind(2, Int64(last.seq) - Int64(historySize))
-            try trimBatches.run()
+        let scene = SQLiteSchema.sceneText(commit.scene)
+        var baseSeq: UInt64
+        if let stored = try storedPast(of: commit.room), stored.epoch == commit.epoch,
+           !commit.events.isEmpty || commit.seq == stored.seq {
+            baseSeq = stored.baseSeq
+            try updateRoom.bind(1, commit.room)
+            try updateRoom.bind(2, Int64(commit.seq))
+            try updateRoom.bind(3, scene)
+            try updateRoom.run()
+        } else {
+            // A new room or a new epoch: its past starts here (as in
+            // MemoryRoomStore). So does a change recorded without its
+            // events, which would leave a gap in the past.
+            try deleteEvents.bind(1, commit.room)
+            try deleteEvents.bind(2, Int64.max)
+            try deleteEvents.run()
+            baseSeq = commit.events.first.map { $0.seq - 1 } ?? commit.seq
+            try replaceRoom.bind(1, commit.room)
+            try replaceRoom.bind(2, commit.epoch)
+            try replaceRoom.bind(3, Int64(commit.seq))
+            try replaceRoom.bind(4, scene)
+            try replaceRoom.bind(5, Int64(baseSeq))
+            try replaceRoom.bind(6, scene)
+            try replaceRoom.bind(7, "")
+            try replaceRoom.run()
         }
+        guard let last = commit.events.last else { return }
+        // The events past the limit after this commit: the base moves to the
+        // newest of them, and only they are deleted, by an index range (about
+        // as many rows as this commit adds). Events of this commit that fall
+        // out at once are not written at all.
+        let newBase = last.seq > UInt64(retainedEvents) ? max(baseSeq, last.seq - UInt64(retainedEvents)) : baseSeq
+        for event in commit.events where event.seq > newBase {
+            try insertEvent.bind(1, commit.room)
+            try insertEvent.bind(2, Int64(event.seq))
+            try insertEvent.bind(3, event.dragonStatus)
+            try insertEvent.bind(4, blob: event.json)
+            try insertEvent.run()
+        }
+        guard newBase > baseSeq else { return }
+        let base: (status: String, json: [UInt8])
+        if let index = commit.events.firstIndex(where: { $0.seq == newBase }) {
+            base = (commit.events[index].dragonStatus, commit.events[index].json)
+        } else {
+            defer { selectEvent.reset() }
+            try selectEvent.bind(1, commit.room)
+            try selectEvent.bind(2, Int64(newBase))
+            base = try selectEvent.step() ? (selectEvent.text(0), selectEvent.blob(1)) : ("", [])
+        }
+        try deleteEvents.bind(1, commit.room)
+        try deleteEvents.bind(2, Int64(newBase))
+        try deleteEvents.run()
+        // An event whose state cannot be read leaves an empty base scene:
+        // `pastState` then reports the damage rather than a wrong state.
+        try updateBase.bind(1, commit.room)
+        try updateBase.bind(2, Int64(newBase))
+        try updateBase.bind(3, MemoryRoomStore.scene(in: base.json).map(SQLiteSchema.sceneText) ?? "")
+        try updateBase.bind(4, base.status)
+        try updateBase.run()
     }
 
     public func close() {
         guard !closed else { return }
         closed = true
+        historyReader.close()
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for statement in [selectRoom, selectEvents, upsertRoom, insertBatch, trimBatches] { statement.finalize() }
+        for statement in [selectRoom, selectEvents, selectPast, selectEvent, updateRoom, replaceRoom, insertEvent,
+                          deleteEvents, updateBase] {
+            statement.finalize()
+        }
         database.close()
         lock.release()
     }

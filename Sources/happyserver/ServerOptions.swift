@@ -97,7 +97,7 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
     }
     let started = Date()
     let store = try SQLiteRoomStore(directory: config.dataDir, historySize: config.limits.historySize,
-                                    fsync: config.persistence.fsync)
+                                    historyLimit: config.persistence.historyLimit, fsync: config.persistence.fsync)
     logger.info("store opened", ["path": store.path, "fsync": "\(config.persistence.fsync)",
                                  "seconds": String(format: "%.3f", Date().timeIntervalSince(started))])
     return store

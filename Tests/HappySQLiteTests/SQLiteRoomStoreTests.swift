@@ -49,7 +49,7 @@ final class SQLiteRoomStoreTests: XCTestCase {
     }
 
     func testHistoryKeepsOnlyTheRetainedNumberOfEvents() throws {
-        let store = try SQLiteRoomStore(directory: directory, historySize: 5, fsync: false)
+        let store = try SQLiteRoomStore(directory: directory, historySize: 5, historyLimit: 7, fsync: false)
         for seq in stride(from: 1 as UInt64, through: 21, by: 4) {
             try store.commit([commit("lobby", from: seq, to: seq + 3)])
         }
@@ -57,8 +57,15 @@ final class SQLiteRoomStoreTests: XCTestCase {
         XCTAssertEqual(room.seq, 24)
         XCTAssertEqual(room.history.map(\.seq), [20, 21, 22, 23, 24])
         store.close()  // the store holds the database exclusively while open
-        // One row per commit of 4 events: only the commits with events 20...24 remain.
-        XCTAssertEqual(try rowCount("batches"), 2, "old events must be deleted, not only skipped on load")
+        XCTAssertEqual(try rowCount("events"), 7, "old events must be deleted, not only skipped on load")
+    }
+
+    func testAResumeKeepsHistorySizeEventsWhenTheHistoryLimitIsLower() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 6, historyLimit: 2, fsync: false)
+        defer { store.close() }
+        try store.commit([commit("lobby", from: 1, to: 10)])
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.map(\.seq), [5, 6, 7, 8, 9, 10])
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 100)?.first, 5)
     }
 
     func testZeroHistoryStoresStateOnly() throws {
@@ -162,8 +169,84 @@ final class SQLiteSchemaMigrationTests: XCTestCase {
         XCTAssertEqual(room.seq, 12)
         XCTAssertEqual(room.history.map(\.seq), [8, 9, 10, 11, 12])
         XCTAssertEqual(room.history.last?.json, Array("event 12".utf8))
+        // The oldest event becomes the base of the history; its text holds no state to show.
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 100)?.events.map(\.seq), Array(4...12))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 2), .gone(first: 4))
+        XCTAssertThrowsError(try store.pastState(ofRoom: "lobby", at: 3)) { error in
+            XCTAssertEqual((error as? StoreError)?.kind, .damaged)
+        }
         try store.commit([RoomCommit(room: "lobby", epoch: "old-epoch", baseSeq: 12, seq: 13, scene: .standard,
                                      events: [StoredEvent(seq: 13, json: Array("event 13".utf8))])])
         XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.map(\.seq), [9, 10, 11, 12, 13])
+    }
+
+    /// A database as the previous release wrote it: one packed row per commit in `batches`.
+    func testASchemaTwoDatabaseKeepsItsRoomsAndEventsWithTheOldestEventAsTheBase() throws {
+        let directory = HistoryFixture.temporaryDirectory("happy-v2")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        func room(_ name: String, seq: UInt64) -> String {
+            let scene = String(decoding: ServerMessageEncoder.sceneJSON(HistoryFixture.scene(after: seq)), as: UTF8.self)
+            return "INSERT INTO rooms VALUES ('\(name)', 'old-epoch', \(seq), '\(scene)');\n"
+        }
+        func batch(_ name: String, _ seqs: ClosedRange<UInt64>) -> String {
+            // Schema 2 packed a commit's events newline-separated.
+            let packed = seqs.map { HistoryFixture.event($0, room: name).json }.joined(separator: [0x0A])
+            let hex = packed.map { String(format: "%02X", $0) }.joined()
+            return "INSERT INTO batches VALUES ('\(name)', \(seqs.upperBound), \(seqs.lowerBound), X'\(hex)');\n"
+        }
+        // The statements of schema 2, as SQLiteRoomStore created them.
+        var sql = """
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS rooms (
+                name TEXT PRIMARY KEY, epoch TEXT NOT NULL, seq INTEGER NOT NULL, scene TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS batches (
+                room TEXT NOT NULL, last INTEGER NOT NULL, first INTEGER NOT NULL, events BLOB NOT NULL,
+                PRIMARY KEY (room, last)) WITHOUT ROWID;
+            INSERT INTO meta (key, value) VALUES ('schema', '2');
+
+            """
+        sql += room("lobby", seq: 30) + batch("lobby", 11...15) + batch("lobby", 16...20) + batch("lobby", 21...30)
+        sql += room("quiet", seq: 4)
+        sql += room("gap", seq: 8) + batch("gap", 1...3) + batch("gap", 6...8)
+        sql += batch("orphan", 1...2)
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, sql), "wal")
+
+        var store = try SQLiteRoomStore(directory: directory, historySize: 5, historyLimit: 100, fsync: false)
+        let lobby = try XCTUnwrap(try store.history(ofRoom: "lobby", after: 0, limit: 100))
+        XCTAssertEqual(lobby.epoch, "old-epoch")
+        XCTAssertEqual(lobby.seq, 30)
+        XCTAssertEqual(lobby.first, 12)
+        XCTAssertEqual(lobby.events.map(\.seq), Array(12...30))
+        XCTAssertEqual(lobby.events.last?.json, HistoryFixture.event(30).json)
+        XCTAssertEqual(Set(lobby.events.map(\.dragonStatus)), [""], "events recorded without labels")
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 11),
+                       .found(PastState(epoch: "old-epoch", seq: 11, scene: HistoryFixture.scene(after: 11), dragonStatus: "")))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 10), .gone(first: 12))
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.map(\.seq), [26, 27, 28, 29, 30])
+        XCTAssertEqual(try store.history(ofRoom: "quiet", after: 0, limit: 100),
+                       HistoryPage(epoch: "old-epoch", seq: 4, first: 5, events: []))
+        XCTAssertEqual(try store.pastState(ofRoom: "quiet", at: 4),
+                       .found(PastState(epoch: "old-epoch", seq: 4, scene: HistoryFixture.scene(after: 4), dragonStatus: "")))
+        XCTAssertEqual(try store.history(ofRoom: "gap", after: 0, limit: 100)?.events.map(\.seq), [7, 8],
+                       "only the events without a gap up to the room's seq")
+        XCTAssertNil(try store.history(ofRoom: "orphan", after: 0, limit: 100))
+        try store.commit([HistoryFixture.commit(epoch: "old-epoch", from: 31, to: 32)])
+        store.close()
+
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT value FROM meta WHERE key = 'schema'"), "3")
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM sqlite_master WHERE name = 'batches'"), "0")
+        store = try SQLiteRoomStore(directory: directory, historySize: 5, historyLimit: 100, fsync: false)
+        defer { store.close() }
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 29, limit: 100)?.events, [
+            HistoryFixture.event(30).withLabel(""), HistoryFixture.event(31), HistoryFixture.event(32),
+        ])
+    }
+}
+
+extension StoredEvent {
+    func withLabel(_ label: String) -> StoredEvent {
+        StoredEvent(seq: seq, json: json, dragonStatus: label)
     }
 }
