@@ -16,7 +16,9 @@ extension Workloads {
     static let pastStateRequests = 500
     static let frameRequests = 100
     static let historyPageLimit = 1000
-    static let throughputRounds = 5
+    /// Alternating windows of half the run's `seconds` each: short windows
+    /// in many rounds pair the two servers closely on a machine whose load drifts.
+    static let throughputRounds = 10
 
     /// The persistence settings with SQLite (fsync as by default) keeping `historyLimit` events per room.
     func historySettings(historyLimit: Int) -> [String: Any] {
@@ -73,7 +75,7 @@ extension Workloads {
         let needed = max(0, events - (try historyBounds(http)).seq)
         progress("\(name): \(needed) intents on \(Self.historyWriters) connections, \(Self.historyWindow) in flight each")
         let cpuStart = server.cpuSeconds(), waitStart = server.runQueueWaitSeconds()
-        let loadStart = MachineLoad.sample()
+        let loadStart = MachineLoad.sample(), storageStart = server.storageBytes()
         let started = Date()
         writers.send(upTo: before.sent + needed)
         var last = (time: started, acked: before.acked)
@@ -96,6 +98,7 @@ extension Workloads {
         let busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         let added = after.acked - before.acked
         let rate = Double(added) / seconds
+        let written = Double(server.storageBytes().written - storageStart.written) / Double(max(1, added))
         let held = try historyBounds(http)
         let files = databaseFiles(server)
         let perEvent = held.count > 0 ? Double(files.total) / Double(held.count) : 0
@@ -111,6 +114,7 @@ extension Workloads {
                 ("db MB", String(format: "%.1f", Double(files.total) / 1e6)),
                 ("wal MB", String(format: "%.1f", Double(files.wal) / 1e6)),
                 ("B/event", String(format: "%.0f", perEvent)),
+                ("written B/event", String(format: "%.0f", written)),
                 ("RSS MB", String(format: "%.0f", Double(server.residentKilobytes()) / 1024)),
                 ("srv cpu %", String(format: "%.0f", cpu / seconds * 100)),
                 ("srv wait s", String(format: "%.2f", wait)),
@@ -121,7 +125,7 @@ extension Workloads {
                 "workload": name, "events": added, "seconds": seconds, "eventsPerSecond": rate,
                 "seq": held.seq, "first": held.first, "eventsHeld": held.count,
                 "databaseBytes": files.total, "databaseMainBytes": files.main, "databaseWALBytes": files.wal,
-                "bytesPerEvent": perEvent, "rssKilobytes": server.residentKilobytes(),
+                "bytesPerEvent": perEvent, "storageBytesWrittenPerEvent": written, "rssKilobytes": server.residentKilobytes(),
                 "serverCPUPercent": cpu / seconds * 100, "serverRunQueueWaitSeconds": wait, "busyCores": busy,
                 "errors": errors, "resyncs": after.resyncs - before.resyncs,
                 "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
@@ -257,8 +261,8 @@ extension Workloads {
 
     /// Intents/s on the filled server against a server with historyLimit 1
     /// (the store still keeps `limits.historySize` events for resumes), the
-    /// same writers and window on each, in alternating windows of `seconds`
-    /// (AB BA AB BA AB, so drift over the run falls on both), medians of five.
+    /// same writers and window on each, in alternating windows of half of
+    /// `seconds` (AB BA AB …, so drift over the run falls on both), medians of ten.
     private func throughputAgainstSmallestLimit(server: ServerUnderTest, writers: IntentPipeline, loop: ClientLoop,
                                                 limit: Int) throws -> [BenchRow] {
         progress("history throughput: starting a second server with historyLimit 1")
@@ -298,6 +302,8 @@ extension Workloads {
                 ("intents/s median", String(format: "%.0f", median.rate)),
                 ("windows", all.map { String(format: "%.0f", $0.rate) }.joined(separator: " / ")),
                 ("srv cpu µs/intent", String(format: "%.1f", median.cpuMicrosecondsPerIntent)),
+                ("srv cpu %", String(format: "%.0f", median.cpuPercent)),
+                ("disk B/intent w/r", String(format: "%.0f / %.0f", median.writtenBytesPerIntent, median.readBytesPerIntent)),
                 ("srv wait s", String(format: "%.2f", median.wait)),
                 ("busy cores", String(format: "%.2f", median.busy)),
                 ("db MB", String(format: "%.1f", Double(median.databaseBytes) / 1e6)),
@@ -311,10 +317,14 @@ extension Workloads {
             var json: [String: Any] = [
                 "workload": name, "intentsPerSecond": median.rate, "windows": all.map(\.rate),
                 "serverCPUMicrosecondsPerIntentWindows": all.map(\.cpuMicrosecondsPerIntent),
+                "serverCPUPercent": median.cpuPercent, "serverCPUPercentWindows": all.map(\.cpuPercent),
+                "storageBytesWrittenPerIntent": median.writtenBytesPerIntent,
+                "storageBytesWrittenPerIntentWindows": all.map(\.writtenBytesPerIntent),
+                "storageBytesReadPerIntent": median.readBytesPerIntent,
                 "serverCPUMicrosecondsPerIntent": median.cpuMicrosecondsPerIntent,
                 "serverRunQueueWaitSeconds": median.wait, "busyCores": median.busy,
                 "databaseBytes": median.databaseBytes, "errors": all.map(\.errors).reduce(0, +),
-                "windowSeconds": seconds, "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
+                "windowSeconds": windowSeconds, "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
             ]
             if let costs {
                 json["costPercent"] = costs.rate
@@ -329,8 +339,11 @@ extension Workloads {
                 row("intents, historyLimit 1", smallMedian, small, costs: nil)]
     }
 
+    private var windowSeconds: Double { max(1, seconds / 2) }
+
     private struct Window {
-        var rate = 0.0, cpuMicrosecondsPerIntent = 0.0, wait = 0.0, busy = 0.0
+        var rate = 0.0, cpuMicrosecondsPerIntent = 0.0, cpuPercent = 0.0, wait = 0.0, busy = 0.0
+        var writtenBytesPerIntent = 0.0, readBytesPerIntent = 0.0
         var databaseBytes = 0, errors = 0
     }
 
@@ -340,12 +353,17 @@ extension Workloads {
         Thread.sleep(forTimeInterval: 0.5)  // the window fills
         let start = writers.snapshot, started = Date()
         let cpuStart = server.cpuSeconds(), waitStart = server.runQueueWaitSeconds(), loadStart = MachineLoad.sample()
-        Thread.sleep(forTimeInterval: seconds)
+        let storageStart = server.storageBytes()
+        Thread.sleep(forTimeInterval: windowSeconds)
         let end = writers.snapshot, elapsed = Date().timeIntervalSince(started)
+        let cpu = server.cpuSeconds() - cpuStart, storage = server.storageBytes()
+        let intents = Double(max(1, end.acked - start.acked))
         var window = Window()
         window.rate = Double(end.acked - start.acked) / elapsed
-        window.cpuMicrosecondsPerIntent = end.acked > start.acked
-            ? (server.cpuSeconds() - cpuStart) / Double(end.acked - start.acked) * 1e6 : 0
+        window.cpuMicrosecondsPerIntent = cpu / intents * 1e6
+        window.cpuPercent = cpu / elapsed * 100
+        window.writtenBytesPerIntent = Double(storage.written - storageStart.written) / intents
+        window.readBytesPerIntent = Double(storage.read - storageStart.read) / intents
         window.wait = server.runQueueWaitSeconds() - waitStart
         window.busy = MachineLoad.busyCores(from: loadStart, to: MachineLoad.sample(), cores: 2)
         writers.stop()
@@ -353,8 +371,9 @@ extension Workloads {
         window.databaseBytes = databaseFiles(server).total
         let after = writers.snapshot
         window.errors = after.errors - before.errors + after.resyncs - before.resyncs
-        progress(String(format: "history throughput, %@: %.0f intents/s, %.1f µs server CPU each%@", name, window.rate,
-                        window.cpuMicrosecondsPerIntent, window.errors > 0 ? ", \(window.errors) errors" : ""))
+        progress(String(format: "history throughput, %@: %.0f intents/s, server CPU %.0f%% (%.1f µs each), %.0f B written and %.0f B read per intent%@",
+                        name, window.rate, window.cpuPercent, window.cpuMicrosecondsPerIntent, window.writtenBytesPerIntent,
+                        window.readBytesPerIntent, window.errors > 0 ? ", \(window.errors) errors" : ""))
         return window
     }
 
@@ -371,6 +390,9 @@ extension Workloads {
         var median = Window()
         median.rate = middle(\.rate)
         median.cpuMicrosecondsPerIntent = middle(\.cpuMicrosecondsPerIntent)
+        median.cpuPercent = middle(\.cpuPercent)
+        median.writtenBytesPerIntent = middle(\.writtenBytesPerIntent)
+        median.readBytesPerIntent = middle(\.readBytesPerIntent)
         median.wait = middle(\.wait)
         median.busy = middle(\.busy)
         median.databaseBytes = Int(middle { Double($0.databaseBytes) })
