@@ -300,7 +300,7 @@ extension Workloads {
         func row(_ name: String, _ median: Window, _ all: [Window], costs: (rate: Double, cpu: Double)?) -> BenchRow {
             var figures: [(String, String)] = [
                 ("intents/s median", String(format: "%.0f", median.rate)),
-                ("windows", all.map { String(format: "%.0f", $0.rate) }.joined(separator: " / ")),
+                ("min–max", String(format: "%.0f–%.0f", all.map(\.rate).min() ?? 0, all.map(\.rate).max() ?? 0)),
                 ("srv cpu µs/intent", String(format: "%.1f", median.cpuMicrosecondsPerIntent)),
                 ("srv cpu %", String(format: "%.0f", median.cpuPercent)),
                 ("disk B/intent w/r", String(format: "%.0f / %.0f", median.writtenBytesPerIntent, median.readBytesPerIntent)),
