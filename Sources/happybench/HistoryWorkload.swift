@@ -53,13 +53,13 @@ extension Workloads {
 
         // 2. Three times the limit: pruning keeps the room at the limit and the database flat.
         for multiple in 2...3 {
-            rows.append(try fill(writers, on: server, to: multiple * limit, http: http,
-                                 name: "history fill \(Self.short((multiple - 1) * limit))→\(Self.short(multiple * limit))").row)
+            let name = "history fill \(Self.short((multiple - 1) * limit))→\(Self.short(multiple * limit))"
+            rows.append(try fill(writers, on: server, to: multiple * limit, http: http, name: name).row)
         }
         let sizes = rows.compactMap { $0.json["databaseBytes"] as? Int }
         if let first = sizes.first, let last = sizes.last, first > 0 {
-            progress(String(format: "history: database %.1f MB at %@ events, %.1f MB at 3× (%+.1f%%)",
-                            Double(first) / 1e6, Self.short(limit), Double(last) / 1e6, (Double(last) / Double(first) - 1) * 100))
+            progress(String(format: "history: database %.1f MB at %@ events, %.1f MB at 3× (%+.1f%%)", Double(first) / 1e6,
+                            Self.short(limit), Double(last) / 1e6, (Double(last) / Double(first) - 1) * 100))
         }
 
         // 3. Intents/s with this history against historyLimit 1, in alternating windows.
@@ -86,7 +86,9 @@ extension Workloads {
             if counts.acked > last.acked { stalledSince = now }
             if counts.lost > 0 { throw BenchError("\(name): \(counts.lost) writer connections closed") }
             if finished { break }
-            if now.timeIntervalSince(stalledSince) > 30 { throw BenchError("\(name): no ack for 30 s at seq \(counts.seq)") }
+            if now.timeIntervalSince(stalledSince) > 30 {
+                throw BenchError("\(name): no ack for 30 s at seq \(counts.seq)")
+            }
             let rate = Double(counts.acked - last.acked) / now.timeIntervalSince(last.time)
             progress(String(format: "%@: %d of %d events, %.0f/s, database %.1f MB", name, Int(counts.seq), events,
                             rate, Double(databaseFiles(server).total) / 1e6))
@@ -125,7 +127,8 @@ extension Workloads {
                 "workload": name, "events": added, "seconds": seconds, "eventsPerSecond": rate,
                 "seq": held.seq, "first": held.first, "eventsHeld": held.count,
                 "databaseBytes": files.total, "databaseMainBytes": files.main, "databaseWALBytes": files.wal,
-                "bytesPerEvent": perEvent, "storageBytesWrittenPerEvent": written, "rssKilobytes": server.residentKilobytes(),
+                "bytesPerEvent": perEvent, "storageBytesWrittenPerEvent": written,
+                "rssKilobytes": server.residentKilobytes(),
                 "serverCPUPercent": cpu / seconds * 100, "serverRunQueueWaitSeconds": wait, "busyCores": busy,
                 "errors": errors, "resyncs": after.resyncs - before.resyncs,
                 "writers": Self.historyWriters, "inFlightEach": Self.historyWindow,
@@ -212,7 +215,8 @@ extension Workloads {
         for seq in seqs {
             let pastAnswer = try http.get("/frame/scene.png?room=\(Self.historyRoom)&seq=\(seq)")
             if pastAnswer.status == 200 { past.append(pastAnswer.seconds) } else { failures += 1 }
-            let ack = try http.post("/api/intent?room=\(Self.historyRoom)", json: #"{"type":"intent","action":"dragon.forward"}"#)
+            let ack = try http.post("/api/intent?room=\(Self.historyRoom)",
+                                    json: #"{"type":"intent","action":"dragon.forward"}"#)
             guard ack.status == 200 else { failures += 1; continue }
             let presentAnswer = try http.get("/frame/scene.png?room=\(Self.historyRoom)&phase=0")
             if presentAnswer.status == 200 { present.append(presentAnswer.seconds) } else { failures += 1 }
@@ -295,7 +299,9 @@ extension Workloads {
         // Each round's two windows side by side: less exposed to the machine's drift than the medians.
         let roundCosts = zip(full, small).map { $1.rate > 0 ? (1 - $0.rate / $1.rate) * 100 : 0 }
         let roundCost = roundCosts.sorted()[roundCosts.count / 2]
-        progress(String(format: "history throughput: %.0f intents/s with historyLimit %d, %.0f with 1: history costs %.1f%% (target ≤ 10%%; median of the rounds' own %.1f%%), %+.1f%% server CPU per intent",
+        progress(String(format: "history throughput: %.0f intents/s with historyLimit %d, %.0f with 1: "
+                            + "history costs %.1f%% (target ≤ 10%%; median of the rounds' own %.1f%%), "
+                            + "%+.1f%% server CPU per intent",
                         fullMedian.rate, limit, smallMedian.rate, cost, roundCost, cpuCost))
         func row(_ name: String, _ median: Window, _ all: [Window], costs: (rate: Double, cpu: Double)?) -> BenchRow {
             var figures: [(String, String)] = [
@@ -371,7 +377,8 @@ extension Workloads {
         window.databaseBytes = databaseFiles(server).total
         let after = writers.snapshot
         window.errors = after.errors - before.errors + after.resyncs - before.resyncs
-        progress(String(format: "history throughput, %@: %.0f intents/s, server CPU %.0f%% (%.1f µs each), %.0f B written and %.0f B read per intent%@",
+        progress(String(format: "history throughput, %@: %.0f intents/s, server CPU %.0f%% (%.1f µs each), "
+                            + "%.0f B written and %.0f B read per intent%@",
                         name, window.rate, window.cpuPercent, window.cpuMicrosecondsPerIntent, window.writtenBytesPerIntent,
                         window.readBytesPerIntent, window.errors > 0 ? ", \(window.errors) errors" : ""))
         return window

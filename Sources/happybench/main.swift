@@ -46,7 +46,10 @@ while !arguments.isEmpty {
     case "--no-pin": pin = false
     case "--history-limit":
         // Room for a full page of 1000 and the distinct past frames.
-        guard let limit = Int(value()), limit >= 2000 else { print("happybench: --history-limit must be at least 2000"); exit(2) }
+        guard let limit = Int(value()), limit >= 2000 else {
+            print("happybench: --history-limit must be at least 2000")
+            exit(2)
+        }
         historyLimit = limit
     case "--help", "-h": print(usage); exit(0)
     default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
