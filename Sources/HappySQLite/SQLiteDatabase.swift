@@ -36,9 +36,24 @@ final class SQLiteDatabase {
 
     func close() {
         guard let handle else { return }
+        for statement in transactionStatements.values { statement.finalize() }
+        transactionStatements = [:]
         sqlite3_close_v2(handle)
         self.handle = nil
     }
+
+    /// BEGIN, COMMIT and ROLLBACK, prepared once: a commit runs them many times a second.
+    private var transactionStatements: [String: SQLiteStatement] = [:]
+
+    private func runTransactionStatement(_ sql: String) throws(SQLiteError) {
+        if let statement = transactionStatements[sql] { return try statement.run() }
+        let statement = try prepare(sql)
+        transactionStatements[sql] = statement
+        try statement.run()
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int32 { sqlite3_changes(handle) }
 
     /// Runs SQL that returns no rows (several statements allowed).
     func execute(_ sql: String) throws(SQLiteError) {
@@ -68,13 +83,13 @@ final class SQLiteDatabase {
     /// `immediate` takes the write lock at the start (for writers); otherwise the
     /// transaction reads one snapshot of the database from its first read on.
     func transaction<Result>(immediate: Bool, _ body: () throws(SQLiteError) -> Result) throws(SQLiteError) -> Result {
-        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        try runTransactionStatement(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do throws(SQLiteError) {
             let result = try body()
-            try execute("COMMIT")
+            try runTransactionStatement("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? runTransactionStatement("ROLLBACK")
             throw error
         }
     }
@@ -84,13 +99,6 @@ final class SQLiteDatabase {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(0)
-    }
-
-    /// The first column of the first row, as an integer.
-    func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
-        let statement = try prepare(sql)
-        guard try statement.step() else { return nil }
-        return statement.int64(0)
     }
 }
 

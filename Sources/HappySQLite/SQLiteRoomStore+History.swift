@@ -34,9 +34,13 @@ final class SQLiteHistoryReader: @unchecked Sendable {
     private let selectRoom: SQLiteStatement
     private let selectEvents: SQLiteStatement
     private let selectEvent: SQLiteStatement
+    /// Events a room's history answers: the newest `historyLimit`, although
+    /// more are kept when a resume needs more (`historySize`).
+    private let historyLimit: UInt64
     private var closed = false
 
-    init(path: String, fileSystem: String) throws(SQLiteError) {
+    init(path: String, fileSystem: String, historyLimit: Int) throws(SQLiteError) {
+        self.historyLimit = UInt64(max(0, historyLimit))
         database = try SQLiteDatabase(path: path, vfs: fileSystem)
         try database.execute("PRAGMA query_only = 1")
         selectRoom = try database.prepare(
@@ -47,17 +51,21 @@ final class SQLiteHistoryReader: @unchecked Sendable {
         selectEvent = try database.prepare("SELECT status, json FROM events WHERE room = ?1 AND seq = ?2")
     }
 
-    /// A room's epoch, seq and base, as `selectRoom` left them.
+    /// A room's epoch, seq and the base of its history, as `selectRoom` left them.
     private struct Past {
         var epoch: String
         var seq: UInt64
+        /// `first` - 1: the base kept with the room, or, when more events are
+        /// kept than `historyLimit`, the event just before the newest `historyLimit`.
         var baseSeq: UInt64
     }
 
     private func past(of name: String) throws(SQLiteError) -> Past? {
         try selectRoom.bind(1, name)
         guard try selectRoom.step() else { return nil }
-        return Past(epoch: selectRoom.text(0), seq: UInt64(selectRoom.int64(1)), baseSeq: UInt64(selectRoom.int64(2)))
+        let seq = UInt64(selectRoom.int64(1))
+        let kept = UInt64(selectRoom.int64(2))
+        return Past(epoch: selectRoom.text(0), seq: seq, baseSeq: seq > historyLimit ? max(kept, seq - historyLimit) : kept)
     }
 
     func history(ofRoom name: String, after since: UInt64, limit: Int) throws(SQLiteError) -> HistoryPage? {
@@ -68,7 +76,7 @@ final class SQLiteHistoryReader: @unchecked Sendable {
             defer { selectRoom.reset(); selectEvents.reset() }
             guard let past = try past(of: name) else { return nil }
             var events: [StoredEvent] = []
-            if limit > 0 {
+            if limit > 0, since < past.seq {
                 // A `since` older than the base answers from the oldest event held.
                 try selectEvents.bind(1, name)
                 try selectEvents.bind(2, Int64(max(since, past.baseSeq)))
@@ -93,14 +101,16 @@ final class SQLiteHistoryReader: @unchecked Sendable {
             guard let past = try past(of: name) else { return .unknownRoom }
             if seq > past.seq { return .beyond(current: past.seq) }
             if seq < past.baseSeq { return .gone(first: past.baseSeq + 1) }
-            if seq == past.baseSeq {
-                guard let scene = SQLiteSchema.scene(fromText: selectRoom.text(3)) else { return nil }
-                return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectRoom.text(4)))
-            }
             try selectEvent.bind(1, name)
             try selectEvent.bind(2, Int64(seq))
-            guard try selectEvent.step(), let scene = MemoryRoomStore.scene(in: selectEvent.blob(1)) else { return nil }
-            return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectEvent.text(0)))
+            if try selectEvent.step() {
+                guard let scene = MemoryRoomStore.scene(in: selectEvent.blob(1)) else { return nil }
+                return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectEvent.text(0)))
+            }
+            // Only the base may have no event row: the room's initial state (or
+            // the state its past restarted from) is kept with the room.
+            guard seq == past.baseSeq, let scene = SQLiteSchema.scene(fromText: selectRoom.text(3)) else { return nil }
+            return .found(PastState(epoch: past.epoch, seq: seq, scene: scene, dragonStatus: selectRoom.text(4)))
         }
     }
 

@@ -27,19 +27,20 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public let historySize: Int
     /// Events each room keeps for history and replay.
     public let historyLimit: Int
-    /// Events each room keeps on disk: the history, and never fewer than a resume needs.
+    /// Events each room keeps on disk: the history, and never fewer than a
+    /// resume needs (the history still answers only the newest `historyLimit`).
     let retainedEvents: Int
     private let database: SQLiteDatabase
     private let lock: DataDirectoryLock
     private let selectRoom: SQLiteStatement
     private let selectEvents: SQLiteStatement
     private let selectPast: SQLiteStatement
-    private let selectEvent: SQLiteStatement
     private let updateRoom: SQLiteStatement
     private let replaceRoom: SQLiteStatement
     private let insertEvent: SQLiteStatement
+    private let reuseEvent: SQLiteStatement
     private let deleteEvents: SQLiteStatement
-    private let updateBase: SQLiteStatement
+    private let deleteOldEvents: SQLiteStatement
     let historyReader: SQLiteHistoryReader
     private var closed = false
 
@@ -89,17 +90,19 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             selectEvents = try database.prepare(
                 "SELECT seq, status, json FROM events WHERE room = ?1 AND seq > ?2 ORDER BY seq")
             selectPast = try database.prepare("SELECT epoch, seq, base_seq FROM rooms WHERE name = ?1")
-            selectEvent = try database.prepare("SELECT status, json FROM events WHERE room = ?1 AND seq = ?2")
-            updateRoom = try database.prepare("UPDATE rooms SET seq = ?2, scene = ?3 WHERE name = ?1")
+            updateRoom = try database.prepare("UPDATE rooms SET seq = ?2, scene = ?3, base_seq = ?4 WHERE name = ?1")
             replaceRoom = try database.prepare("""
                 INSERT OR REPLACE INTO rooms (name, epoch, seq, scene, base_seq, base_scene, base_status)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?4, '')
                 """)
             insertEvent = try database.prepare("INSERT INTO events (room, seq, status, json) VALUES (?1, ?2, ?3, ?4)")
-            deleteEvents = try database.prepare("DELETE FROM events WHERE room = ?1 AND seq <= ?2")
-            updateBase = try database.prepare(
-                "UPDATE rooms SET base_seq = ?2, base_scene = ?3, base_status = ?4 WHERE name = ?1")
-            historyReader = try SQLiteHistoryReader(path: path, fileSystem: Self.fileSystem)
+            reuseEvent = try database.prepare(
+                "UPDATE events SET seq = ?3, status = ?4, json = ?5 WHERE room = ?1 AND seq = ?2")
+            deleteEvents = try database.prepare("DELETE FROM events WHERE room = ?1")
+            deleteOldEvents = try database.prepare("""
+                DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE room = ?1 AND seq < ?2 ORDER BY seq LIMIT ?3)
+                """)
+            historyReader = try SQLiteHistoryReader(path: path, fileSystem: Self.fileSystem, historyLimit: historyLimit)
         } catch {
             throw StoreError(.setup, "cannot use the database \(path): \(error). "
                 + "If it is damaged, restore it from a backup or move it away to start with empty rooms.")
@@ -166,64 +169,79 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private func write(_ commit: RoomCommit) throws(SQLiteError) {
         let scene = SQLiteSchema.sceneText(commit.scene)
-        var baseSeq: UInt64
-        if let stored = try storedPast(of: commit.room), stored.epoch == commit.epoch,
-           !commit.events.isEmpty || commit.seq == stored.seq {
-            baseSeq = stored.baseSeq
-            try updateRoom.bind(1, commit.room)
-            try updateRoom.bind(2, Int64(commit.seq))
-            try updateRoom.bind(3, scene)
-            try updateRoom.run()
-        } else {
+        guard let stored = try storedPast(of: commit.room), stored.epoch == commit.epoch,
+              !commit.events.isEmpty || commit.seq == stored.seq else {
             // A new room or a new epoch: its past starts here (as in
             // MemoryRoomStore). So does a change recorded without its
             // events, which would leave a gap in the past.
             try deleteEvents.bind(1, commit.room)
-            try deleteEvents.bind(2, Int64.max)
             try deleteEvents.run()
-            baseSeq = commit.events.first.map { $0.seq - 1 } ?? commit.seq
+            let baseSeq = commit.events.first.map { $0.seq - 1 } ?? commit.seq
+            let newBase = self.newBase(after: commit.events.last?.seq ?? commit.seq, from: baseSeq)
             try replaceRoom.bind(1, commit.room)
             try replaceRoom.bind(2, commit.epoch)
             try replaceRoom.bind(3, Int64(commit.seq))
             try replaceRoom.bind(4, scene)
-            try replaceRoom.bind(5, Int64(baseSeq))
-            try replaceRoom.bind(6, scene)
-            try replaceRoom.bind(7, "")
+            try replaceRoom.bind(5, Int64(newBase))
             try replaceRoom.run()
+            try record(commit.events, of: commit.room, from: baseSeq, to: newBase)
+            return
         }
-        guard let last = commit.events.last else { return }
-        // The events past the limit after this commit: the base moves to the
-        // newest of them, and only they are deleted, by an index range (about
-        // as many rows as this commit adds). Events of this commit that fall
-        // out at once are not written at all.
-        let newBase = last.seq > UInt64(retainedEvents) ? max(baseSeq, last.seq - UInt64(retainedEvents)) : baseSeq
-        for event in commit.events where event.seq > newBase {
-            try insertEvent.bind(1, commit.room)
+        let newBase = self.newBase(after: commit.events.last?.seq ?? commit.seq, from: stored.baseSeq)
+        try updateRoom.bind(1, commit.room)
+        try updateRoom.bind(2, Int64(commit.seq))
+        try updateRoom.bind(3, scene)
+        try updateRoom.bind(4, Int64(newBase))
+        try updateRoom.run()
+        try record(commit.events, of: commit.room, from: stored.baseSeq, to: newBase)
+    }
+
+    /// The base once the room holds events up to `newest`: it moves up so
+    /// that `retainedEvents` are held, never down.
+    private func newBase(after newest: UInt64, from baseSeq: UInt64) -> UInt64 {
+        let retained = UInt64(retainedEvents)
+        return newest > retained ? max(baseSeq, newest - retained) : baseSeq
+    }
+
+    /// Writes a room's new events while its base moves from `baseSeq` to
+    /// `newBase`, in bounded work: about one row per new event, however long
+    /// the history.
+    ///
+    /// The newest event pushed out stays as the base: its row holds the state
+    /// and label at `first` - 1 (`base_scene` and `base_status` hold them only
+    /// while the base is not an event). The room's rows form a ring: a new
+    /// event takes over the row of the event that falls out with it (an update
+    /// through the (room, seq) index), so a room at its limit neither grows the
+    /// table nor frees and reallocates pages, and each commit writes fewer
+    /// pages than an insert plus a delete would.
+    private func record(_ events: [StoredEvent], of room: String, from baseSeq: UInt64, to newBase: UInt64) throws(SQLiteError) {
+        let retained = UInt64(retainedEvents)
+        // Events older than the new base (in a commit longer than the limit) are not written.
+        for event in events where event.seq >= newBase {
+            if event.seq > retained + baseSeq {
+                // The row this event falls out with: `retained` + 1 back, below the new base.
+                try reuseEvent.bind(1, room)
+                try reuseEvent.bind(2, Int64(event.seq - retained - 1))
+                try reuseEvent.bind(3, Int64(event.seq))
+                try reuseEvent.bind(4, event.dragonStatus)
+                try reuseEvent.bind(5, blob: event.json)
+                try reuseEvent.run()
+                if database.changes == 1 { continue }
+            }
+            try insertEvent.bind(1, room)
             try insertEvent.bind(2, Int64(event.seq))
             try insertEvent.bind(3, event.dragonStatus)
             try insertEvent.bind(4, blob: event.json)
             try insertEvent.run()
         }
         guard newBase > baseSeq else { return }
-        let base: (status: String, json: [UInt8])
-        if let index = commit.events.firstIndex(where: { $0.seq == newBase }) {
-            base = (commit.events[index].dragonStatus, commit.events[index].json)
-        } else {
-            defer { selectEvent.reset() }
-            try selectEvent.bind(1, commit.room)
-            try selectEvent.bind(2, Int64(newBase))
-            base = try selectEvent.step() ? (selectEvent.text(0), selectEvent.blob(1)) : ("", [])
-        }
-        try deleteEvents.bind(1, commit.room)
-        try deleteEvents.bind(2, Int64(newBase))
-        try deleteEvents.run()
-        // An event whose state cannot be read leaves an empty base scene:
-        // `pastState` then reports the damage rather than a wrong state.
-        try updateBase.bind(1, commit.room)
-        try updateBase.bind(2, Int64(newBase))
-        try updateBase.bind(3, MemoryRoomStore.scene(in: base.json).map(SQLiteSchema.sceneText) ?? "")
-        try updateBase.bind(4, base.status)
-        try updateBase.run()
+        // Rows below the new base that no new event took over: none at a
+        // steady limit; after the limit was lowered, the excess goes a few
+        // hundred rows per commit, so no commit stalls on it.
+        try deleteOldEvents.bind(1, room)
+        try deleteOldEvents.bind(2, Int64(newBase))
+        try deleteOldEvents.bind(3, Int64(max(256, 2 * events.count)))
+        try deleteOldEvents.run()
     }
 
     public func close() {
@@ -231,8 +249,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         closed = true
         historyReader.close()
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for statement in [selectRoom, selectEvents, selectPast, selectEvent, updateRoom, replaceRoom, insertEvent,
-                          deleteEvents, updateBase] {
+        for statement in [selectRoom, selectEvents, selectPast, updateRoom, replaceRoom, insertEvent, reuseEvent,
+                          deleteEvents, deleteOldEvents] {
             statement.finalize()
         }
         database.close()

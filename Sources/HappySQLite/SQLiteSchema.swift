@@ -3,19 +3,20 @@ import HappyCore
 
 /// The layout on disk, and its migration from older layouts.
 ///
-/// Schema 3 (PROTOCOL.md section 11): `rooms` holds each room's epoch, seq
-/// and scene, and the base of its recorded past: the seq, scene (JSON) and
-/// dragon label just before the oldest event still held (`first` - 1).
-/// `events` holds one row per event, `base_seq` < seq <= the room's seq, with
-/// the dragon label right after it. It is a rowid table, so rows are
-/// appended in commit order and fill their pages; the unique index on
-/// (room, seq) finds a page of history, one event or the oldest events to
-/// prune without scanning. Pages freed by pruning go to the freelist and are
-/// reused by later commits, so a room at its limit keeps the file's size.
+/// Schema 3 (PROTOCOL.md section 11): `events` holds one row per event with
+/// the dragon label right after it, in a rowid table with a unique index on
+/// (room, seq) through which every read and write finds its rows. `rooms`
+/// holds each room's epoch, seq and scene, and `base_seq`, the seq just
+/// before the oldest event still held (`first` - 1). The room's rows are its
+/// events from `base_seq` to `seq`: the row at `base_seq` is the newest
+/// event pushed out of the history, kept for its state and label (it is not
+/// listed by `history`). While the base is not an event (a new room at seq
+/// 0, or a past that restarted from the room's state), `base_scene` and
+/// `base_status` hold its state and label.
 ///
 /// Schema 2 kept a room's recent events as one packed row per commit, and
-/// schema 1 one row per event; neither had labels nor a base. Both are
-/// converted on open, in one transaction.
+/// schema 1 one row per event; neither had labels. Both are converted on
+/// open, in one transaction.
 enum SQLiteSchema {
     static let version = "3"
 
@@ -59,9 +60,9 @@ enum SQLiteSchema {
 
     /// Converts schema 1 or 2. A room keeps the newest of its events that
     /// run without a gap up to its seq; the oldest of them becomes the base
-    /// (its state is the `state` of its JSON, its label the initial one), so
-    /// that event itself is no longer listed by `history`. A room without
-    /// events gets its current state as the base. Old events get "" as their label.
+    /// (the state before it is not recorded), so `history` lists the others.
+    /// A room without events gets its current state as the base. Old events
+    /// get "" as their label (the initial label, as far as `pastState` tells).
     private static func migrate(_ database: SQLiteDatabase, from old: OldEvents) throws(SQLiteError) {
         try database.transaction(immediate: true) { () throws(SQLiteError) in
             let oldTable: String
@@ -102,24 +103,18 @@ enum SQLiteSchema {
                 }
                 selectOld.reset()
                 let held = heldTail(of: events, endingAt: room.seq)
-                if let base = held.first {
-                    let scene = MemoryRoomStore.scene(in: base.json).map(sceneText) ?? ""
-                    try setBase.bind(1, room.name)
-                    try setBase.bind(2, Int64(base.seq))
-                    try setBase.bind(3, scene)
-                    try setBase.run()
-                    for event in held.dropFirst() {
-                        try insert.bind(1, room.name)
-                        try insert.bind(2, Int64(event.seq))
-                        try insert.bind(3, blob: event.json)
-                        try insert.run()
-                    }
-                } else {
-                    try setBase.bind(1, room.name)
-                    try setBase.bind(2, Int64(room.seq))
-                    try setBase.bind(3, room.scene)
-                    try setBase.run()
+                for event in held {
+                    try insert.bind(1, room.name)
+                    try insert.bind(2, Int64(event.seq))
+                    try insert.bind(3, blob: event.json)
+                    try insert.run()
                 }
+                // The oldest event is the base (its row holds the state then);
+                // without events, the room's current state is.
+                try setBase.bind(1, room.name)
+                try setBase.bind(2, Int64(held.first?.seq ?? room.seq))
+                try setBase.bind(3, held.isEmpty ? room.scene : "")
+                try setBase.run()
             }
             try database.execute("""
                 DROP TABLE \(oldTable);

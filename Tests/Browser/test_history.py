@@ -60,9 +60,8 @@ def images_equal(a, b):
 class HistoryBarOnAPage(unittest.TestCase):
     """A server and one page on it, named 'painter'; a new room for each test."""
 
-    # Rooms in memory: the memory store keeps each room's last persistence.historyLimit events, and
-    # what the page shows of them does not depend on the store.
-    SETTINGS = {"persistence": {"enabled": False}}
+    # The default durable store (SQLite), as `make run` starts the server.
+    SETTINGS = {}
 
     @classmethod
     def setUpClass(cls):

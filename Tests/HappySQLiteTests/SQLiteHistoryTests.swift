@@ -123,6 +123,8 @@ final class SQLiteHistoryTests: XCTestCase {
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 20, limit: 1000)?.events.map(\.seq), [21, 22, 23, 24, 25])
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 25, limit: 10)?.events, [])
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 99, limit: 10)?.events, [], "beyond the room's seq")
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: .max, limit: 10)?.events, [])
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: .max), .beyond(current: 25))
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 3, limit: 0)?.events, [])
     }
 
@@ -171,9 +173,32 @@ final class SQLiteHistoryTests: XCTestCase {
         XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 1000)?.events.map(\.seq), Array(121...130))
         XCTAssertEqual(found(try store.pastState(ofRoom: "lobby", at: 120))?.scene, HistoryFixture.scene(after: 120))
         store.close()
-        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "10",
-                       "pruned events are deleted, not only skipped")
-        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT min(seq), max(seq) FROM events"), "121|130")
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "11",
+                       "pruned events are deleted, not only skipped: the limit and the base are left")
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT min(seq), max(seq) FROM events"), "120|130")
+    }
+
+    func testALowerLimitAtTheNextStartDropsTheExcessAFewHundredRowsPerCommit() throws {
+        var store = try open(historyLimit: 1000)
+        try record(store, through: 1000, perCommit: 10)
+        store.close()
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "1000")
+
+        store = try open(historyLimit: 10, historySize: 2)
+        try store.commit([HistoryFixture.commit(from: 1001, to: 1001)])
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 1000)?.events.map(\.seq), Array(992...1001),
+                       "the history is cut at once")
+        XCTAssertEqual(found(try store.pastState(ofRoom: "lobby", at: 991))?.scene, HistoryFixture.scene(after: 991))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 990), .gone(first: 992))
+        store.close()
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "\(1000 - 256)",
+                       "one commit deletes at most 256 of the excess rows")
+
+        store = try open(historyLimit: 10, historySize: 2)
+        for seq: UInt64 in 1002...1005 { try store.commit([HistoryFixture.commit(from: seq, to: seq)]) }
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 1000)?.events.map(\.seq), Array(996...1005))
+        store.close()
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT min(seq), count(*) FROM events"), "995|11")
     }
 
     func testEachRoomKeepsItsOwnLimit() throws {
@@ -311,7 +336,8 @@ final class SQLiteHistoryTests: XCTestCase {
         store.close()
         let pagesAtThreeTimes = try XCTUnwrap(Int(try HistoryFixture.sqlite(directory, "PRAGMA page_count")))
         let free = try HistoryFixture.sqlite(directory, "PRAGMA freelist_count")
-        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "\(limit)")
+        XCTAssertEqual(try HistoryFixture.sqlite(directory, "SELECT count(*) FROM events"), "\(limit + 1)",
+                       "the events held and the base")
         XCTAssertGreaterThan(pagesAtLimit, Int(limit) / 10)
         XCTAssertLessThanOrEqual(Double(pagesAtThreeTimes), Double(pagesAtLimit) * 1.05,
                                  "pages: \(pagesAtLimit) at the limit, \(pagesAtThreeTimes) (\(free) free) at three times it")

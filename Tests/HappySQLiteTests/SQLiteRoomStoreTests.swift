@@ -57,15 +57,35 @@ final class SQLiteRoomStoreTests: XCTestCase {
         XCTAssertEqual(room.seq, 24)
         XCTAssertEqual(room.history.map(\.seq), [20, 21, 22, 23, 24])
         store.close()  // the store holds the database exclusively while open
-        XCTAssertEqual(try rowCount("events"), 7, "old events must be deleted, not only skipped on load")
+        XCTAssertEqual(try rowCount("events"), 8, "old events must be deleted, not only skipped on load "
+                       + "(7 are held, 1 more is the base of the history)")
     }
 
     func testAResumeKeepsHistorySizeEventsWhenTheHistoryLimitIsLower() throws {
         let store = try SQLiteRoomStore(directory: directory, historySize: 6, historyLimit: 2, fsync: false)
         defer { store.close() }
-        try store.commit([commit("lobby", from: 1, to: 10)])
+        try store.commit([HistoryFixture.creation(), HistoryFixture.commit(from: 1, to: 10)])
         XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.map(\.seq), [5, 6, 7, 8, 9, 10])
-        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 100)?.first, 5)
+        // The history is the newest 2 all the same, as if only they were kept.
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 100)?.events.map(\.seq), [9, 10])
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 100)?.first, 9)
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 8),
+                       .found(PastState(epoch: "e1", seq: 8, scene: HistoryFixture.scene(after: 8),
+                                        dragonStatus: HistoryFixture.label(after: 8))))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 7), .gone(first: 9))
+    }
+
+    func testWithoutHistoryOnlyTheNewestStateIsAnsweredAndAResumeStillReplays() throws {
+        let store = try SQLiteRoomStore(directory: directory, historySize: 4, historyLimit: 0, fsync: false)
+        defer { store.close() }
+        try store.commit([HistoryFixture.creation(), HistoryFixture.commit(from: 1, to: 3)])
+        XCTAssertEqual(try store.history(ofRoom: "lobby", after: 0, limit: 10),
+                       HistoryPage(epoch: "e1", seq: 3, first: 4, events: []))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 3),
+                       .found(PastState(epoch: "e1", seq: 3, scene: HistoryFixture.scene(after: 3),
+                                        dragonStatus: HistoryFixture.label(after: 3))))
+        XCTAssertEqual(try store.pastState(ofRoom: "lobby", at: 2), .gone(first: 4))
+        XCTAssertEqual(try store.loadRoom(named: "lobby")?.history.count, 3)
     }
 
     func testZeroHistoryStoresStateOnly() throws {
