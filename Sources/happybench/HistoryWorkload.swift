@@ -298,7 +298,7 @@ extension Workloads {
             ? (fullMedian.cpuMicrosecondsPerIntent / smallMedian.cpuMicrosecondsPerIntent - 1) * 100 : 0
         // Each round's two windows side by side: less exposed to the machine's drift than the medians.
         let roundCosts = zip(full, small).map { $1.rate > 0 ? (1 - $0.rate / $1.rate) * 100 : 0 }
-        let roundCost = roundCosts.sorted()[roundCosts.count / 2]
+        let roundCost = Self.median(roundCosts)
         progress(String(format: "history throughput: %.0f intents/s with historyLimit %d, %.0f with 1: "
                             + "history costs %.1f%% (target ≤ 10%%; median of the rounds' own %.1f%%), "
                             + "%+.1f%% server CPU per intent",
@@ -393,17 +393,24 @@ extension Workloads {
 
     /// Each figure's own median.
     private static func median(_ windows: [Window]) -> Window {
-        func middle(_ value: (Window) -> Double) -> Double { windows.map(value).sorted()[windows.count / 2] }
-        var median = Window()
-        median.rate = middle(\.rate)
-        median.cpuMicrosecondsPerIntent = middle(\.cpuMicrosecondsPerIntent)
-        median.cpuPercent = middle(\.cpuPercent)
-        median.writtenBytesPerIntent = middle(\.writtenBytesPerIntent)
-        median.readBytesPerIntent = middle(\.readBytesPerIntent)
-        median.wait = middle(\.wait)
-        median.busy = middle(\.busy)
-        median.databaseBytes = Int(middle { Double($0.databaseBytes) })
-        return median
+        func middle(_ value: (Window) -> Double) -> Double { Self.median(windows.map(value)) }
+        var typical = Window()
+        typical.rate = middle(\.rate)
+        typical.cpuMicrosecondsPerIntent = middle(\.cpuMicrosecondsPerIntent)
+        typical.cpuPercent = middle(\.cpuPercent)
+        typical.writtenBytesPerIntent = middle(\.writtenBytesPerIntent)
+        typical.readBytesPerIntent = middle(\.readBytesPerIntent)
+        typical.wait = middle(\.wait)
+        typical.busy = middle(\.busy)
+        typical.databaseBytes = Int(middle { Double($0.databaseBytes) })
+        return typical
+    }
+
+    /// The middle value, or the mean of the two middle ones.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted(), half = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2
     }
 
     /// The sample at `fraction` of the sorted samples (nearest rank).
