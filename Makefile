@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-frames clean help
+.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-history bench-frames clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side.
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
@@ -21,6 +21,7 @@ help:
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side"
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
+	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
 	@echo "make clean  remove build products"
 
@@ -78,6 +79,11 @@ bench: bootstrap-bench release
 bench-pointers: bootstrap-bench release
 	mkdir -p bench/results
 	taskset -c 1 .build/release/happybench --only pointers,pointers-fanout --seconds $(BENCH_SECONDS) --out bench/results
+
+# The history and replay workload alone (`make bench` runs it with the others).
+bench-history: bootstrap-bench release
+	mkdir -p bench/results
+	taskset -c 1 .build/release/happybench --only history --seconds $(BENCH_SECONDS) --out bench/results
 
 bootstrap-bench:
 	@scripts/bootstrap.sh bench

@@ -78,6 +78,17 @@ final class ServerUnderTest: @unchecked Sendable {
         return nanoseconds / 1e9
     }
 
+    /// Bytes the server had the kernel read from and write to storage so far
+    /// (`/proc/<pid>/io`: page cache misses and dirtied pages, not cache hits).
+    func storageBytes() -> (read: Int, written: Int) {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return (0, 0) }
+        func value(_ name: String) -> Int {
+            text.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        return (value("read_bytes"), value("write_bytes"))
+    }
+
     func residentKilobytes() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return 0 }

@@ -2,20 +2,23 @@ import Foundation
 
 let usage = """
     usage: happybench [--server PATH] [--web DIR] [--seconds S] [--quick] [--only NAME,...]
-                      [--out DIR] [--no-pin]
+                      [--out DIR] [--no-pin] [--history-limit N]
 
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
     prints the results: fan-out to 100/1000/5000/10000 subscribers, latency
     at 20 intents/s to 1000 subscribers, intent throughput with persistence
     on and off, fan-out through two nodes sharing the room in Redis,
     cached/uncached frame requests, 200 live pointers moving at 30 Hz in one
-    room, and the 1000-subscriber fan-out with and without those pointers
-    beside it. Results go to bench/results/<time>.json. --quick runs the
+    room, the 1000-subscriber fan-out with and without those pointers beside
+    it, and history: one room on SQLite filled to persistence.historyLimit
+    events (--history-limit, default 100000, 20000 with --quick), its past
+    read back, the database's size up to 3× the limit, and intents/s against
+    historyLimit 1. Results go to bench/results/<time>.json. --quick runs the
     small workloads only. Servers are pinned to CPU 0 (--no-pin to disable);
     run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
     `make bench` does).
     Workload names for --only (or --workload): fanout, hold, paced,
-    persistence, cluster, frames, pointers, pointers-fanout.
+    persistence, cluster, frames, pointers, pointers-fanout, history.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -26,6 +29,7 @@ var quick = false
 var only: Set<String>?
 var out = "bench/results"
 var pin = true
+var historyLimit: Int?
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
     func value() -> String {
@@ -40,6 +44,13 @@ while !arguments.isEmpty {
     case "--only", "--workload": only = Set(value().split(separator: ",").map(String.init))
     case "--out": out = value()
     case "--no-pin": pin = false
+    case "--history-limit":
+        // Room for a full page of 1000 and the distinct past frames.
+        guard let limit = Int(value()), limit >= 2000 else {
+            print("happybench: --history-limit must be at least 2000")
+            exit(2)
+        }
+        historyLimit = limit
     case "--help", "-h": print(usage); exit(0)
     default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
     }
@@ -87,6 +98,7 @@ if wanted("cluster") {
 if wanted("frames") { attempt { try workloads.frames() } }
 if wanted("pointers") { attempt { [try workloads.pointers()] } }
 if wanted("pointers-fanout") { attempt { try workloads.fanoutBesidePointers() } }
+if wanted("history") { attempt { try workloads.history(limit: historyLimit ?? (quick ? 20_000 : 100_000)) } }
 
 BenchReport(rows: rows).print()
 do {
