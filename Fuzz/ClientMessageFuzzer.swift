@@ -45,6 +45,16 @@ public func fuzzClientMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int3
         precondition((try? JSONParser.parse(ack)) != nil, "ack is not JSON")
     case .success(.ping(let id)):
         precondition((try? JSONParser.parse(ServerMessageEncoder.pong(id: id, serverTime: 1))) != nil)
+    case .success(.pointer(let position)):
+        guard let position else { break }
+        precondition((0...1).contains(position.x) && (0...1).contains(position.y), "a pointer outside its view")
+        let entry = ServerMessageEncoder.pointerEntry(PointerEntry(id: "f", name: "fuzz", position: position))
+        let batch = ServerMessageEncoder.pointers(room: "fuzz", entries: [entry], gone: [])
+        guard case .pointers(let decoded) = ServerMessage.decode((try? JSONParser.parse(batch))!),
+              let back = decoded.pointers.first?.position, back.view == position.view,
+              back.activity == position.activity, abs(back.x - position.x) < 1e-9, abs(back.y - position.y) < 1e-9 else {
+            preconditionFailure("a pointer does not round-trip")
+        }
     case .failure(let error):
         let encoded = ServerMessageEncoder.error(error)
         precondition((try? JSONParser.parse(encoded)) != nil, "error answer is not JSON")
