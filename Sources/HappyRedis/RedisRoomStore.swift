@@ -99,8 +99,10 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         """
 
     /// `historySize`: events a resume may replay; `historyLimit`: events kept for history and replay.
+    /// Unless `allowNonDurable`, Redis must keep every acknowledged write
+    /// (see `checkDurability`).
     public init(url: RedisURL, nodeID: String, historySize: Int, defaults: Scene,
-                historyLimit: Int = 100_000) throws(StoreError) {
+                historyLimit: Int = 100_000, allowNonDurable: Bool = false) throws(StoreError) {
         self.url = url
         self.nodeID = nodeID
         self.historySize = historySize
@@ -108,7 +110,29 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         self.defaults = defaults
         connection = try RedisConnection(url: url)
         reads = RedisReadConnection(url: url)
+        if !allowNonDurable { try checkDurability() }
         try loadScript()
+    }
+
+    /// A node acks an intent once Redis has it: Redis must not lose it in a
+    /// crash, which takes the append-only file synced on every write
+    /// (`appendonly yes`, `appendfsync always`).
+    private func checkDurability() throws(StoreError) {
+        let server = "Redis at \(url.host):\(url.port)"
+        let fix = "set appendonly yes and appendfsync always in Redis, "
+            + "or set cluster.allowNonDurableRedis to true to accept losing acknowledged intents in a Redis crash"
+        func setting(_ name: String) throws(StoreError) -> String {
+            let reply = try connection.command(["CONFIG", "GET", name]).elements
+            guard reply.count == 2, let value = reply[1].text else {
+                throw StoreError(.setup, "\(server) did not answer CONFIG GET \(name), so its durability is unknown; \(fix)")
+            }
+            return value
+        }
+        let appendOnly = try setting("appendonly"), appendFsync = try setting("appendfsync")
+        guard appendOnly == "yes", appendFsync == "always" else {
+            throw StoreError(.setup, "\(server) could lose acknowledged writes (appendonly \(appendOnly), "
+                + "appendfsync \(appendFsync)); \(fix)")
+        }
     }
 
     public var isSynchronous: Bool { false }

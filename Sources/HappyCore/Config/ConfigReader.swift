@@ -140,6 +140,7 @@ struct ConfigReader {
                     let name = "cluster.\(k)"
                     switch k {
                     case "redis": config.cluster.redis = try string(v, name)
+                    case "allowNonDurableRedis": config.cluster.allowNonDurableRedis = try bool(v, name)
                     default: throw unknown(name)
                     }
                 }

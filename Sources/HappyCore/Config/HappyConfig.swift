@@ -84,6 +84,9 @@ public struct HappyConfig: Equatable, Sendable {
 
     public struct ClusterSection: Equatable, Sendable {
         public var redis = ""
+        /// Run against a Redis that could lose acknowledged writes (no
+        /// append-only file synced on every write); off by default.
+        public var allowNonDurableRedis = false
     }
 
     public struct LogSection: Equatable, Sendable {

@@ -2,13 +2,16 @@ import Foundation
 import XCTest
 
 /// A `redis-server` of the test's own on a free loopback port, with
-/// append-only persistence synced on every write (`appendfsync always`).
+/// append-only persistence synced on every write (`appendfsync always`,
+/// unless a test asks for another policy).
 final class RedisProcess: @unchecked Sendable {
     let directory: URL
     private(set) var port: Int
     private var process: Process?
+    private let appendFsync: String
 
-    init() throws {
+    init(appendFsync: String = "always") throws {
+        self.appendFsync = appendFsync
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("happy-redis-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
@@ -26,7 +29,7 @@ final class RedisProcess: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-                             "--appendfsync", "always", "--dir", directory.path, "--daemonize", "no"]
+                             "--appendfsync", appendFsync, "--dir", directory.path, "--daemonize", "no"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
