@@ -81,7 +81,9 @@ final class ClientProcess: @unchecked Sendable {
         }
         process.waitUntilExit()
         let seconds = Date().timeIntervalSince(started)
-        let quiet = Date(timeIntervalSinceNow: 1)
+        // The pipes reach their end once everything written is read; a long
+        // output on a busy machine can take a while to drain.
+        let quiet = Date(timeIntervalSinceNow: 15)
         while Date() < quiet, outPipe.fileHandleForReading.readabilityHandler != nil
                 || errPipe.fileHandleForReading.readabilityHandler != nil {
             Thread.sleep(forTimeInterval: 0.01)
