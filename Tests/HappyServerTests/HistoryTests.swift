@@ -7,7 +7,9 @@ import XCTest
 /// dragon's label at every held seq; past frames equal the frames drawn
 /// then; the limit and `gone`; survival across a restart and a SIGKILL;
 /// access tokens. `HistoryTests` runs these on SQLite, `HistoryInMemoryTests`
-/// with persistence off (the memory store keeps the history).
+/// with persistence off (the memory store keeps the history), and Redis
+/// suites elsewhere. XCTest on Linux finds only the test methods a class
+/// declares itself, so each of them lists the checks it runs.
 class HistoryRules: XCTestCase {
     /// Settings every server of the class starts with.
     class var baseSettings: [String: Any] { [:] }
