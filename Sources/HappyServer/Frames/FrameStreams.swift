@@ -7,8 +7,8 @@ import HappyRender
 /// shared timer ticks every animated stream; frames come from the frame
 /// service's cache and renderer.
 final class FrameStreams {
-    /// Kernel send buffer of a stream connection (see `limitSendBuffer`).
-    static let socketSendBufferBytes: Int32 = 64 * 1024
+    /// Kernel send buffer of a stream connection: the same as a WebSocket's.
+    static let socketSendBufferBytes = longLivedSendBufferBytes
 
     /// The open streams.
     private(set) var open: [FrameStream] = []

@@ -10,6 +10,12 @@ enum TransportWrite {
     case ping
 }
 
+/// Kernel send buffer of every long-lived connection (WebSocket clients and
+/// frame streams). Linux would otherwise grow it to megabytes (`tcp_wmem`),
+/// hiding a slow reader's backlog from the server's own queues, where
+/// `maxQueuedBytes` and `writeTimeoutSeconds` apply.
+let longLivedSendBufferBytes: Int32 = 64 * 1024
+
 /// What the server's components may do to a WebSocket connection. The lws
 /// implementation wraps the connection's wsi; in-process tests use a fake
 /// that records what it was asked to do.

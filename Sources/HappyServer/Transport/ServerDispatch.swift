@@ -6,11 +6,6 @@ import HappyLWS
 /// connection. Reads what lws knows (headers, frame flags, addresses) while
 /// lws still has it, and wraps connections in the components' transports.
 final class ServerDispatch: LWSCallbackHandler {
-    /// Kernel send buffer of a WebSocket connection. Linux would otherwise grow
-    /// it to megabytes (`tcp_wmem`), hiding a slow reader's backlog from the
-    /// outbox, where `maxQueuedBytes` and `writeTimeoutSeconds` apply.
-    static let socketSendBufferBytes: Int32 = 64 * 1024
-
     private unowned let server: HappyServer
     private let registry: ConnectionRegistry
     private let intake: MessageIntake
@@ -140,7 +135,7 @@ final class ServerDispatch: LWSCallbackHandler {
             usesExtensions: compression && offeredExtensions.contains("permessage-deflate"),
             query: query, token: AccessControl.token(query: query, authorization: connection.header(.authorization)))
         connection.attach(client as Attachment)
-        if !connection.setSendBuffer(bytes: Self.socketSendBufferBytes) {
+        if !connection.setSendBuffer(bytes: longLivedSendBufferBytes) {
             logger.warn("could not limit the socket send buffer", ["id": client.participant.id])
         }
     }
