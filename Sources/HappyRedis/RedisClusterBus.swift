@@ -16,6 +16,11 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
     public let url: RedisURL
     public static let heartbeat = 3.0
     public static let presenceTTL = 9.0
+    /// A subscribed connection hears nothing when no room changes, so a
+    /// link cut without a reset (packets dropped) would go unnoticed: it is
+    /// pinged this often, and given up when a ping goes unanswered this long.
+    static let pingInterval = 1.0
+    static let pingDeadline = 3.0
 
     private enum Command {
         case watch(String), unwatch(String)
@@ -36,6 +41,27 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
     private var commandConnection: RedisConnection?
     private var lastHeartbeat = 0.0
     private var wasDisconnected = false
+    private var lastPingSent = 0.0
+    /// When the oldest unanswered ping was sent; nil when all were answered.
+    private var pingOutstandingSince: Double?
+    /// Since when (wall clock, ms) and why the subscriber is not connected; nil while connected.
+    private let outage = Mutex<(since: Int64, reason: String)?>(nil)
+
+    public var linkProblem: String? {
+        outage.withLock { value in
+            value.map { outage in
+                let seconds = Double(SystemTime.wallMilliseconds() - outage.since) / 1000
+                return "cluster subscriber disconnected from Redis at \(url.host):\(url.port) for "
+                    + "\(String(format: "%.1f", seconds)) s: \(outage.reason)"
+            }
+        }
+    }
+
+    private func noteOutage(_ reason: String) {
+        outage.withLock { value in
+            if value == nil { value = (SystemTime.wallMilliseconds(), reason) } else { value!.reason = reason }
+        }
+    }
 
     public init(url: RedisURL, nodeID: String) {
         self.url = url
@@ -100,15 +126,30 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                     continue
                 }
             }
-            let ready = happy_redis_wait(subscriber!.fileDescriptor, wake.read, 500)
+            let ready = happy_redis_wait(subscriber!.fileDescriptor, wake.read, 250)
             if ready & 2 != 0 { drainWake() }
             applyCommands()
             if ready & 1 != 0 { readMessages() }
+            checkLink()
             if SystemTime.monotonicSeconds() - lastHeartbeat >= Self.heartbeat { heartbeat() }
         }
         applyCommands()  // last leaves of a clean shutdown
         subscriber?.close()
         commandConnection?.close()
+    }
+
+    /// Pings the subscribed connection; one unanswered for `pingDeadline` means the link is dead.
+    private func checkLink() {
+        guard let subscriber else { return }
+        let now = SystemTime.monotonicSeconds()
+        if let since = pingOutstandingSince, now - since > Self.pingDeadline {
+            return disconnected(reason: "no answer to a ping within \(Int(Self.pingDeadline)) s")
+        }
+        guard now - lastPingSent >= Self.pingInterval else { return }
+        lastPingSent = now
+        if pingOutstandingSince == nil { pingOutstandingSince = now }
+        _ = subscriber.append(["PING"])
+        guard subscriber.flush() else { return disconnected(reason: "the connection broke") }
     }
 
     private func connect() -> Bool {
@@ -126,6 +167,9 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
             // Redis can go away again between the connect and the first command
             // (the kernel completes a handshake while a killed server is still closing).
             guard self.subscriber != nil, self.commandConnection != nil else { return false }
+            pingOutstandingSince = nil
+            lastPingSent = SystemTime.monotonicSeconds()
+            outage.withLock { $0 = nil }
             if wasDisconnected {
                 wasDisconnected = false
                 handlers?.reconnected()
@@ -135,11 +179,13 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
             wasDisconnected = true
             subscriber = nil
             commandConnection = nil
+            noteOutage(error.message)
             return false
         }
     }
 
-    private func disconnected() {
+    private func disconnected(reason: String = "a command failed") {
+        noteOutage(reason)
         subscriber?.close()
         subscriber = nil
         commandConnection?.close()
@@ -254,9 +300,15 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
     }
 
     private func readMessages() {
-        guard let subscriber, let replies = subscriber.readAvailable() else { return disconnected() }
+        guard let subscriber, let replies = subscriber.readAvailable() else {
+            return disconnected(reason: "the subscribed connection broke")
+        }
         for reply in replies {
             let parts = reply.elements
+            if parts.first?.text == "pong" {
+                pingOutstandingSince = nil
+                continue
+            }
             guard parts.count == 3, parts[0].text == "message", let channel = parts[1].text,
                   case .bulk(let payload) = parts[2] else { continue }
             if channel.hasPrefix("happy:changes:") {

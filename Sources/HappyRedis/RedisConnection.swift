@@ -118,6 +118,52 @@ final class RedisConnection {
         return Self.value(reply.assumingMemoryBound(to: redisReply.self))
     }
 
+    /// What became of a command sent once, for commands whose effect must be
+    /// known exactly (commits).
+    enum SendOutcome {
+        case reply(RedisValue)
+        /// It certainly did not reach Redis: no connection, or the write failed
+        /// before the whole command was handed to the kernel (Redis never runs
+        /// a partial command). `connecting`: no connection could be made.
+        case notSent(StoreError, connecting: Bool)
+        /// The whole command left, but no reply came (timeout, reset): Redis may
+        /// have run it, or may run it later (a paused Redis reads it on resume).
+        case unknown(StoreError)
+    }
+
+    /// Sends one command once, without retrying, and says whether it may have run.
+    func send(bytes arguments: [[UInt8]]) -> SendOutcome {
+        if context == nil {
+            do { try connect() } catch { return .notSent(error, connecting: true) }
+        }
+        guard let context else { return .notSent(StoreError(.unreachable, "not connected to Redis"), connecting: true) }
+        let appended = Self.withArgv(arguments) { count, argv, lengths in
+            redisAppendCommandArgv(context, count, argv, lengths)
+        }
+        guard appended == REDIS_OK else {
+            let message = Self.errorText(context)
+            close()
+            return .notSent(StoreError(.unreachable, "Redis at \(url.host):\(url.port): \(message)"), connecting: false)
+        }
+        var done: Int32 = 0
+        while done == 0 {
+            if redisBufferWrite(context, &done) != REDIS_OK {
+                let message = Self.errorText(context)
+                close()
+                return .notSent(StoreError(.unreachable, "Redis at \(url.host):\(url.port): \(message)"), connecting: false)
+            }
+        }
+        var reply: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &reply) == REDIS_OK, let reply else {
+            let message = Self.errorText(context)
+            close()
+            return .unknown(StoreError(.unreachable, "no reply from Redis at \(url.host):\(url.port) within "
+                + "\(timeout) s: \(message.isEmpty ? "connection lost" : message)"))
+        }
+        defer { freeReplyObject(reply) }
+        return .reply(Self.value(reply.assumingMemoryBound(to: redisReply.self)))
+    }
+
     /// Queues a command without waiting (subscriptions).
     func append(_ arguments: [String]) -> Bool {
         guard let context else { return false }

@@ -35,7 +35,8 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// History reads come from another thread while a commit may be under way.
     let reads: RedisReadConnection
     private var scriptSHA: String?
-    private var commitCounter: UInt64 = 0
+    /// Tells this process's commit tokens from those of an earlier run with the same node id.
+    private let instance = Identifiers.newEpoch()
 
     /// Lua: the value of one field of a stream entry (`{id, {name, value, ...}}`).
     static let entryFieldFunction = """
@@ -66,7 +67,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         end
         redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', ARGV[3], 'scene', ARGV[4], 'commit', ARGV[8])
         for i = 9, #ARGV - 2, 3 do
-          redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1], 's', ARGV[i + 2])
+          redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1], 's', ARGV[i + 2], 't', ARGV[8])
         end
         local keep = tonumber(ARGV[5])
         if redis.call('XLEN', KEYS[2]) > keep then
@@ -183,26 +184,61 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         return StoredRoom(name: name, epoch: epoch, seq: UInt64(seq), scene: scene, history: history)
     }
 
+    /// Records each room's commit with its compare-and-set script.
+    ///
+    /// A commit's token is derived from what it is (this process, epoch,
+    /// base and seq), so the same commit sent again carries the same token:
+    /// a commit whose reply was lost is sent again, and when Redis refuses it
+    /// because the room moved on, the token (kept with the room and with each
+    /// event) says whether that was this very commit landing earlier.
+    ///
+    /// Throws `.inDoubt` when something was sent without a definite answer
+    /// for every commit: the caller keeps the intents unanswered and calls
+    /// again with the same commits until it gets one. Only when nothing was
+    /// sent at all does it throw the connection's error (nothing recorded).
     @discardableResult
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         var conflicts: [CommitConflict] = []
+        var sent = false
         for commit in commits {
-            commitCounter += 1
-            let token = "\(nodeID):\(commitCounter)"
-            if try !run(commit, token: token) {
-                // A commit whose reply was lost in a broken connection was sent
-                // again and "conflicted" with itself: the token says it landed.
-                let landed = try connection.command(["HGET", Self.roomKey(commit.room), "commit"]).text == token
-                if !landed {
+            let token = self.token(commit)
+            do throws(StoreError) {
+                if try !run(commit, token: token, sent: &sent), try !landed(commit, token: token) {
                     conflicts.append(CommitConflict(room: commit.room, current: try loadRoom(named: commit.room)))
                 }
+            } catch {
+                guard sent else { throw error }
+                throw StoreError(.inDoubt, "commit of room \(commit.room) (seq \(commit.baseSeq + 1)-\(commit.seq)) "
+                    + "sent without a definite answer: \(error.message)")
             }
         }
         return conflicts
     }
 
-    /// One room's compare-and-set; false on a conflict.
-    private func run(_ commit: RoomCommit, token: String) throws(StoreError) -> Bool {
+    func token(_ commit: RoomCommit) -> String {
+        "\(nodeID)-\(instance):\(commit.epoch):\(commit.baseSeq)-\(commit.seq)"
+    }
+
+    /// Whether a commit Redis refused had landed before (an earlier send
+    /// whose reply was lost): its token is the room's last, or the one its
+    /// last event was written with.
+    private func landed(_ commit: RoomCommit, token: String) throws(StoreError) -> Bool {
+        if try connection.command(["HGET", Self.roomKey(commit.room), "commit"]).text == token { return true }
+        guard let last = commit.events.last else { return false }
+        let id = "\(last.seq)-1"
+        let entry = try connection.command(["XRANGE", Self.eventsKey(commit.room), id, id]).elements.first
+        let fields = entry?.elements.dropFirst().first?.elements ?? []
+        for index in stride(from: 0, to: fields.count - 1, by: 2) where fields[index].text == "t" {
+            return fields[index + 1].text == token
+        }
+        return false
+    }
+
+    /// One room's compare-and-set; false on a refusal (a conflict, or this
+    /// commit landing earlier). A send without an answer is made once more
+    /// on a new connection (a Redis restarted since the last command).
+    /// `sent` becomes true once the command may have reached Redis.
+    private func run(_ commit: RoomCommit, token: String, sent: inout Bool) throws(StoreError) -> Bool {
         if scriptSHA == nil { try loadScript() }
         let message = RemoteEventsCodec.encode(RemoteEvents(
             origin: nodeID, room: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene,
@@ -217,14 +253,29 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         for event in commit.events {
             arguments += [Array(String(event.seq).utf8), event.json, Array(event.dragonStatus.utf8)]
         }
-        switch try connection.command(bytes: arguments) {
-        case .integer(let result):
+        var reply: RedisValue?
+        for attempt in 0..<2 where reply == nil {
+            switch connection.send(bytes: arguments) {
+            case .reply(let value):
+                sent = true
+                reply = value
+            case .notSent(let error, let connecting):
+                // A send that failed on a connection found broken is tried
+                // once more, on a new one; a connect that fails ends it.
+                if attempt == 1 || connecting { throw error }
+            case .unknown(let error):
+                sent = true
+                if attempt == 1 { throw error }
+            }
+        }
+        switch reply {
+        case .integer(let result)?:
             return result == 1
-        case .error(let message) where message.hasPrefix("NOSCRIPT"):
+        case .error(let message)? where message.hasPrefix("NOSCRIPT"):
             scriptSHA = nil
-            return try run(commit, token: token)
+            return try run(commit, token: token, sent: &sent)
         case let other:
-            throw StoreError(.io, "Redis refused the commit of room \(commit.room): \(other)")
+            throw StoreError(.io, "Redis refused the commit of room \(commit.room): \(other.map { "\($0)" } ?? "no reply")")
         }
     }
 

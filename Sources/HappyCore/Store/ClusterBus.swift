@@ -41,6 +41,13 @@ public protocol ClusterBus: AnyObject, Sendable {
     func announce(joined participant: Participant, in room: String)
     func announce(left participant: Participant, in room: String)
     func stop()
+    /// Why the bus cannot hear other nodes right now (and since when), or
+    /// nil while it is connected; read from any thread.
+    var linkProblem: String? { get }
+}
+
+extension ClusterBus {
+    public var linkProblem: String? { nil }
 }
 
 /// The text form of published events: one line each for origin, room, epoch,

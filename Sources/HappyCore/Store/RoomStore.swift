@@ -123,6 +123,11 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
         case io
         /// Stored data cannot be read back as a room.
         case damaged
+        /// A write was sent but no answer came back (a lost reply, a paused
+        /// or cut-off store): it may have been recorded, or may still be. Its
+        /// intents must be neither acknowledged nor refused until the same
+        /// write, sent again, gets a definite answer.
+        case inDoubt
     }
 
     public let kind: Kind

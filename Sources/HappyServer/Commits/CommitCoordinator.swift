@@ -37,6 +37,18 @@ final class CommitCoordinator {
     /// Why the last store write failed, while it is unhealthy.
     private(set) var storeProblem = ""
     private var lastFailureLog = 0.0
+    /// When the batch in flight was sent without a definite answer (service
+    /// clock); nil when none is in doubt. Its intents stay unanswered until
+    /// the store answers the same commits sent again.
+    private(set) var inDoubtSince: Double?
+    /// Rooms whose working state still holds intents refused while in doubt.
+    private var unsettledRooms: [RoomRuntime] = []
+    /// Rooms to read again once no intent of theirs waits for the store.
+    private var refreshesAfterCommit: Set<String> = []
+    /// Other health checks (the cluster bus): each a problem, or nil.
+    var healthChecks: [() -> String?] = []
+    /// Seconds between two sends of a batch in doubt.
+    static let inDoubtRetrySeconds = 0.5
 
     init(worker: StoreWorker, reducer: SceneReducer, clock: ServiceClock, metrics: Metrics, logger: Logger) {
         self.worker = worker
@@ -65,6 +77,45 @@ final class CommitCoordinator {
         worker.refresh(name)
     }
 
+    /// Reads a room again later: at once after the batch in flight when the
+    /// room has intents waiting for the store (reading it now could show
+    /// their own events as another node's), else after `delay` seconds.
+    func refreshLater(_ name: String, delay: Double = 1) {
+        if pipeline.inFlight != nil, let runtime = delegate?.runtime(named: name), runtime.pendingIntents > 0 {
+            refreshesAfterCommit.insert(name)
+        } else {
+            worker.refresh(name, after: delay)
+        }
+    }
+
+    /// The store answered a read: a store that failed a write is healthy
+    /// again, unless a write is still in doubt (only its answer settles that).
+    func storeAnswered() {
+        guard !storeHealthy, inDoubtSince == nil, pipeline.inFlight == nil else { return }
+        storeHealthy = true
+        lastFailureLog = 0
+        logger.info("store recovered", ["store": storeKind])
+    }
+
+    /// What is wrong with the store and the cluster link, for `/healthz`; empty when healthy.
+    func healthProblems() -> [String] {
+        var problems: [String] = []
+        let now = clock.fresh()
+        if let since = inDoubtSince, let batch = pipeline.inFlight {
+            problems.append("commits in doubt for \(Self.seconds(now - since)): \(batch.intents.count) intents sent to the "
+                + "store \(storeKind) without an answer, resent until it answers (\(storeProblem))")
+        } else if !storeHealthy {
+            problems.append("store \(storeKind): \(storeProblem)")
+        }
+        problems += healthChecks.compactMap { $0() }
+        return problems
+    }
+
+    static func seconds(_ value: Double) -> String {
+        let tenths = Int((max(0, value) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+
     /// Reads the store's past (history, past states): off the service thread
     /// for a store that is not synchronous; `completion` runs on the service thread.
     func readPast<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
@@ -87,12 +138,33 @@ final class CommitCoordinator {
             delegate?.answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
             return
         }
+        // While the store cannot be reached, one batch at a time finds out
+        // whether it is back; the rest are refused at once, not queued.
+        if !storeHealthy && pipeline.inFlight != nil {
+            metrics.countError(.unavailable)
+            let why = inDoubtSince != nil ? "earlier changes are not confirmed by the store yet" : storeProblem
+            delegate?.answer(reply, error: WireError(
+                .unavailable, "the change could not be recorded (\(why)); nothing was applied", id: intent.id))
+            return
+        }
         runtime.pendingIntents += 1
         runtime.wasUsed = true
         if case .connection(let connection) = reply { connection.pendingIntents += 1 }
-        pipeline.append(apply(intent, in: runtime, sender: sender, reply: reply))
+        let pending = apply(intent, in: runtime, sender: sender, reply: reply)
+        pipeline.append(pending)
+        if Self.plantedEarlyAck { delegate?.deliver(pending) }
         if worker.isSynchronous { flush() }
     }
+
+    #if HAPPY_PLANTED_EARLY_ACK
+    /// DELIBERATE DEFECT, built only with `-Xswiftc -DHAPPY_PLANTED_EARLY_ACK`
+    /// for `make chaos-planted`, to prove the chaos checker catches it: intents
+    /// are acked and broadcast as soon as they are applied in memory, before
+    /// the store records them, so a failed commit loses acknowledged intents.
+    static let plantedEarlyAck = true
+    #else
+    static let plantedEarlyAck = false
+    #endif
 
     /// Runs the reducer on the room's working state and encodes the event once.
     private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) -> PendingIntent {
@@ -124,14 +196,59 @@ final class CommitCoordinator {
 
     /// The store worker's answer for a batch.
     func commitFinished(batch: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
+        if case .failure(let error) = result, let inFlight = pipeline.inFlight, inFlight.id == batch,
+           error.kind == .inDoubt || inDoubtSince != nil {
+            // Sent, but not known to be recorded: neither ack nor refuse; send
+            // the same commits again (their tokens make that safe) until the
+            // store answers.
+            holdInDoubt(inFlight, error)
+            return
+        }
+        if let since = inDoubtSince {
+            inDoubtSince = nil
+            logger.info("commits in doubt resolved", ["store": storeKind, "seconds": Self.seconds(clock.fresh() - since)])
+        }
         finish(batch: batch, result: result, seconds: seconds)
         flush()
+        for name in refreshesAfterCommit {
+            guard let runtime = delegate?.runtime(named: name) else { refreshesAfterCommit.remove(name); continue }
+            if runtime.pendingIntents == 0 || pipeline.inFlight == nil {
+                refreshesAfterCommit.remove(name)
+                worker.refresh(name)
+            }
+        }
+    }
+
+    private func holdInDoubt(_ batch: CommitPipeline.Batch, _ error: StoreError) {
+        let now = clock.fresh()
+        if inDoubtSince == nil {
+            inDoubtSince = now
+            metrics.storeFailures += 1
+            logger.error("store write sent without an answer; its intents wait, resent until the store answers",
+                         ["store": storeKind, "intents": "\(batch.intents.count)", "error": error.message])
+        }
+        storeHealthy = false
+        storeProblem = error.message
+        // Intents applied on top were never sent: refuse them now. Their
+        // rooms' working state is put right once the batch is settled.
+        for intent in pipeline.takeOpen() {
+            if !unsettledRooms.contains(where: { $0 === intent.runtime }) { unsettledRooms.append(intent.runtime) }
+            intent.runtime.pendingIntents -= 1
+            if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
+            metrics.countError(.unavailable)
+            delegate?.answer(intent.reply, error: WireError(
+                .unavailable, "the change could not be recorded (earlier changes are not confirmed by the store yet); "
+                    + "nothing was applied", id: intent.intent.id))
+        }
+        worker.commit(batch: batch.id, batch.commits, after: Self.inDoubtRetrySeconds)
     }
 
     private func finish(batch id: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double) {
         guard let batch = pipeline.finishBatch(id: id), let delegate else { return }
         if !batch.commits.isEmpty { metrics.commitLatency.observe(seconds) }
         for commit in batch.commits { delegate.runtime(named: commit.room)?.creationPending = false }
+        let unsettled = unsettledRooms
+        unsettledRooms.removeAll()
         switch result {
         case .success(let conflicts):
             if !storeHealthy {
@@ -141,8 +258,10 @@ final class CommitCoordinator {
             }
             let conflicted = Set(conflicts.map(\.room))
             let recorded = batch.intents.filter { !conflicted.contains($0.runtime.name) }
-            for intent in recorded { delegate.deliver(intent) }
+            if !Self.plantedEarlyAck { for intent in recorded { delegate.deliver(intent) } }
             delegate.batchDelivered(recorded)
+            // Drop what refused intents left in the working state.
+            for runtime in unsettled where !conflicted.contains(runtime.name) { runtime.room?.rollback() }
             for conflict in conflicts { retry(conflict, batch: batch) }
         case .failure(let error):
             storeFailed(error, batch: batch)
@@ -176,7 +295,7 @@ final class CommitCoordinator {
                           "failures": "\(metrics.storeFailures)"])
         }
         for intent in failed { intent.runtime.room?.rollback() }
-        for intent in failed {
+        for intent in failed where !Self.plantedEarlyAck {
             intent.runtime.pendingIntents -= 1
             if case .connection(let connection) = intent.reply { connection.pendingIntents -= 1 }
             metrics.countError(.unavailable)

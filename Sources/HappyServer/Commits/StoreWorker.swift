@@ -1,5 +1,6 @@
 import Dispatch
 import HappyCore
+import Synchronization
 
 /// Runs store calls off the service thread, one at a time and in order, and
 /// posts their results to the wake-up inbox. A synchronous store (memory)
@@ -10,6 +11,8 @@ final class StoreWorker: Sendable {
     private let queue = DispatchQueue(label: "happy.store")
     /// History reads, beside the writes (stores read on a connection of their own).
     private let readQueue = DispatchQueue(label: "happy.store.read")
+    /// Set once closing: work scheduled for later is dropped.
+    private let closed = Atomic<Bool>(false)
 
     init(store: any RoomStore, inbox: WakeInbox) {
         self.store = store
@@ -37,13 +40,24 @@ final class StoreWorker: Sendable {
         }
     }
 
-    func commit(batch: UInt64, _ commits: [RoomCommit]) {
+    /// Records a batch; `after`: sends it again after that many seconds (a
+    /// batch in doubt), leaving the queue free for other work meanwhile.
+    func commit(batch: UInt64, _ commits: [RoomCommit], after delay: Double = 0) {
         let store = self.store, inbox = self.inbox
-        queue.async {
+        let run: @Sendable () -> Void = { [self] in
+            if delay > 0 && closed.load(ordering: .relaxed) { return }
             let started = SystemTime.monotonicSeconds()
             let result: Result<[CommitConflict], StoreError>
             do throws(StoreError) { result = .success(try store.commit(commits)) } catch { result = .failure(error) }
             inbox.post(.commitFinished(batch: batch, result: result, seconds: SystemTime.monotonicSeconds() - started))
+        }
+        if delay > 0 { queue.asyncAfter(deadline: .now() + delay, execute: run) } else { queue.async(execute: run) }
+    }
+
+    /// Reads a room again after `delay` seconds (a refresh that failed while the store was away).
+    func refresh(_ name: String, after delay: Double) {
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            if !closed.load(ordering: .relaxed) { refresh(name) }
         }
     }
 
@@ -61,6 +75,7 @@ final class StoreWorker: Sendable {
     /// Waits for queued work, then closes the store.
     func close() {
         let store = self.store
+        closed.store(true, ordering: .relaxed)
         readQueue.sync {}
         queue.sync { store.close() }
     }

@@ -42,13 +42,16 @@ final class APIRoutes {
         router.add(["GET"], .exact("/api/history")) { [unowned self] in historyPage($0) }
     }
 
+    /// `ok`, or 503 with one line per problem: the store failing, commits
+    /// in doubt, the cluster subscriber disconnected (each with since when).
     private func health(_ exchange: HTTPExchange) {
-        if coordinator.storeHealthy {
+        let problems = coordinator.healthProblems()
+        if problems.isEmpty {
             responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain", body: Array("ok".utf8)))
         } else {
             responder.respond(exchange, HTTPResponse(
                 status: 503, contentType: "text/plain",
-                body: Array("unavailable: store \(coordinator.storeKind): \(coordinator.storeProblem)".utf8)))
+                body: Array(problems.map { "unavailable: \($0)" }.joined(separator: "\n").utf8)))
         }
     }
 

@@ -27,6 +27,7 @@ final class ClusterLink: @unchecked Sendable {
         presenceBroadcastMax = config.limits.presenceBroadcastMax
         self.metrics = metrics
         self.logger = logger
+        if let bus { coordinator.healthChecks.append { bus.linkProblem } }
     }
 
     /// Connects the bus's handlers to the service thread's inbox.
@@ -88,10 +89,21 @@ final class ClusterLink: @unchecked Sendable {
         }
     }
 
-    /// A room read again from the shared store.
+    /// A room read again from the shared store. A read that failed (the
+    /// store still away) is tried again later; a room with intents waiting
+    /// for the store is read again once they are settled, since the store
+    /// may already hold their events and they would come back as another
+    /// node's.
     func roomRefreshed(_ name: String, result: Result<StoredRoom?, StoreError>) {
-        guard let runtime = directory[name], runtime.room != nil, case .success(let stored) = result else { return }
-        advance(runtime, to: stored)
+        guard let runtime = directory[name], runtime.room != nil else { return }
+        switch result {
+        case .failure:
+            coordinator.refreshLater(name)
+        case .success(let stored):
+            coordinator.storeAnswered()
+            guard runtime.pendingIntents == 0 else { return coordinator.refreshLater(name) }
+            advance(runtime, to: stored)
+        }
     }
 
     /// Moves `runtime` to `stored`. Local clients get the events they missed
