@@ -184,7 +184,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
         }
     }
 
-    private func disconnected(reason: String = "a command failed") {
+    private func disconnected(reason: String) {
         noteOutage(reason)
         subscriber?.close()
         subscriber = nil
@@ -228,11 +228,11 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                 switch command {
                 case .watch(let room):
                     _ = subscriber.append(["SUBSCRIBE", Self.changesChannel(room), Self.presenceChannel(room)])
-                    guard subscriber.flush() else { return disconnected() }
+                    guard subscriber.flush() else { return disconnected(reason: "the subscribed connection broke") }
                     renewAndSnapshot(room)
                 case .unwatch(let room):
                     _ = subscriber.append(["UNSUBSCRIBE", Self.changesChannel(room), Self.presenceChannel(room)])
-                    guard subscriber.flush() else { return disconnected() }
+                    guard subscriber.flush() else { return disconnected(reason: "the subscribed connection broke") }
                 case .joined(let room, let p):
                     try commandConnection.command(["ZADD", Self.membersKey(room), expiry(), member(p)])
                     try commandConnection.command(["PUBLISH", Self.presenceChannel(room), "joined\t\(nodeID)\t\(member(p))"])
@@ -241,7 +241,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                     try commandConnection.command(["PUBLISH", Self.presenceChannel(room), "left\t\(nodeID)\t\(member(p))"])
                 }
             } catch {
-                return disconnected()
+                return disconnected(reason: error.message)
             }
         }
     }
@@ -271,7 +271,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                 .filter { localMembers[room]?[$0.id] == nil }
             handlers?.presence(.members(room: room, others))
         } catch {
-            disconnected()
+            disconnected(reason: error.message)
         }
     }
 
@@ -295,7 +295,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                 }
             }
         } catch {
-            disconnected()
+            disconnected(reason: error.message)
         }
     }
 

@@ -102,8 +102,8 @@ final class CommitCoordinator {
         var problems: [String] = []
         let now = clock.fresh()
         if let since = inDoubtSince, let batch = pipeline.inFlight {
-            problems.append("commits in doubt for \(Self.seconds(now - since)): \(batch.intents.count) intents sent to the "
-                + "store \(storeKind) without an answer, resent until it answers (\(storeProblem))")
+            problems.append("commits in doubt for \(Self.seconds(now - since)): \(batch.intents.count) intent\(batch.intents.count == 1 ? "" : "s") sent to "
+                + "the \(storeKind) store without an answer, resent until it answers (\(storeProblem))")
         } else if !storeHealthy {
             problems.append("store \(storeKind): \(storeProblem)")
         }

@@ -44,6 +44,7 @@ final class RedisProcess: @unchecked Sendable {
 
     func stop() {
         guard let process, process.isRunning else { return }
+        resume()  // a paused Redis would not act on the signal
         process.terminate()
         process.waitUntilExit()
     }
@@ -53,6 +54,19 @@ final class RedisProcess: @unchecked Sendable {
         guard let process, process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// SIGSTOP: Redis keeps its sockets (connections are accepted by the
+    /// kernel and commands wait in their buffers) but answers nothing.
+    func pause() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// SIGCONT after `pause()`; Redis then runs what waited in its buffers.
+    func resume() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGCONT)
     }
 
     @discardableResult
