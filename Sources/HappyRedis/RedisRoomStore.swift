@@ -186,8 +186,8 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     /// Records each room's commit with its compare-and-set script.
     ///
-    /// A commit's token is derived from what it is (this process, epoch,
-    /// base and seq), so the same commit sent again carries the same token:
+    /// A commit's token names this process and the commit's serial, so the
+    /// same commit sent again carries the same token, and no other does:
     /// a commit whose reply was lost is sent again, and when Redis refuses it
     /// because the room moved on, the token (kept with the room and with each
     /// event) says whether that was this very commit landing earlier.
@@ -216,7 +216,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     }
 
     func token(_ commit: RoomCommit) -> String {
-        "\(nodeID)-\(instance):\(commit.epoch):\(commit.baseSeq)-\(commit.seq)"
+        "\(nodeID)-\(instance):\(commit.serial):\(commit.baseSeq)-\(commit.seq)"
     }
 
     /// Whether a commit Redis refused had landed before (an earlier send

@@ -88,8 +88,15 @@ public struct RoomCommit: Equatable, Sendable {
     public var seq: UInt64
     public var scene: Scene
     public var events: [StoredEvent]
+    /// Names this commit among all the process makes, and stays the same
+    /// when it is sent again: a shared store tells from it whether a commit
+    /// whose answer was lost had landed. Two different commits built on the
+    /// same seq (one refused, then another) must not share it.
+    public var serial: UInt64
 
-    public init(room: String, epoch: String, baseSeq: UInt64, seq: UInt64, scene: Scene, events: [StoredEvent]) {
+    public init(room: String, epoch: String, baseSeq: UInt64, seq: UInt64, scene: Scene, events: [StoredEvent],
+                serial: UInt64 = 0) {
+        self.serial = serial
         self.room = room
         self.epoch = epoch
         self.baseSeq = baseSeq

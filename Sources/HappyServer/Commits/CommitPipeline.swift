@@ -26,6 +26,7 @@ struct CommitPipeline {
     private var openCreations: [RoomCommit] = []
     private(set) var inFlight: Batch?
     private var nextBatchID: UInt64 = 1
+    private var nextCommitSerial: UInt64 = 1
 
     var isIdle: Bool { open.isEmpty && openCreations.isEmpty && inFlight == nil }
     var hasWork: Bool { !open.isEmpty || !openCreations.isEmpty }
@@ -43,8 +44,12 @@ struct CommitPipeline {
     /// With history, each event carries the dragon's label after it (`labels`).
     mutating func startBatch(withHistory: Bool, labels: DragonStatus = DragonStatus()) -> Batch? {
         guard inFlight == nil, hasWork else { return nil }
-        let batch = Batch(id: nextBatchID, intents: open,
-                          commits: openCreations + Self.commits(for: open, withHistory: withHistory, labels: labels))
+        var commits = openCreations + Self.commits(for: open, withHistory: withHistory, labels: labels)
+        for index in commits.indices {
+            commits[index].serial = nextCommitSerial
+            nextCommitSerial += 1
+        }
+        let batch = Batch(id: nextBatchID, intents: open, commits: commits)
         nextBatchID += 1
         open.removeAll(keepingCapacity: true)
         openCreations.removeAll()
