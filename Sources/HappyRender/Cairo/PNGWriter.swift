@@ -5,19 +5,16 @@ import Foundation
 ///
 /// Cairo's own writer (libpng with zlib's defaults: level 6 and an adaptive
 /// filter tried on every row) spent about 54 M instructions on a 300×300
-/// frame; this one spends about 6 M for files no larger. The frames are flat
-/// colours with antialiased edges, which deflate well with filter None: at
-/// level 1, libdeflate gave smaller files with None than with Sub, Up or the
-/// adaptive choice, and zlib at level 1 gave larger files for more work
-/// (figures in docs/performance.md).
+/// frame. Here the scanlines keep filter None and go through
+/// `ScanlineDeflater`, which only looks for repeats of the pixel to the left
+/// and of the row above: the frames are flat colours with antialiased edges.
+/// Measured against libdeflate and zlib at their fastest levels with each
+/// filter in docs/performance.md.
 ///
 /// The pixels are what Cairo's writer emitted: RGB when every pixel is
 /// opaque, else RGBA un-premultiplied with the same rounding, and fully
 /// transparent pixels as 0, 0, 0, 0.
 enum PNGWriter {
-    /// libdeflate's level: 1 is its fastest, and already beats zlib at 6 in size here.
-    static let compressionLevel: Int32 = 1
-
     /// `pixels` are `height` rows of `stride` bytes, each row `width` native-endian
     /// premultiplied ARGB words (Cairo's `CAIRO_FORMAT_ARGB32`).
     static func png(pixels: UnsafeRawPointer, width: Int, height: Int, stride: Int) throws(RenderError) -> [UInt8] {
@@ -31,9 +28,6 @@ enum PNGWriter {
 
         let workspace = Workspace.take()
         defer { Workspace.give(workspace) }
-        guard let compressor = workspace.compressor else {
-            throw RenderError("PNG encoding: libdeflate could not allocate a compressor")
-        }
         let scanlines = workspace.scanlines(scanlinesCount)
         for y in 0..<height {
             let row = scanlines + y * rowBytes
@@ -45,12 +39,9 @@ enum PNGWriter {
                 writeRGBA(words, count: width, into: row + 1)
             }
         }
-        let bound = libdeflate_zlib_compress_bound(compressor, scanlinesCount)
-        let compressed = workspace.compressed(bound)
-        let compressedCount = libdeflate_zlib_compress(compressor, scanlines, scanlinesCount, compressed, bound)
-        guard compressedCount > 0, compressedCount <= Int(Int32.max) else {
-            throw RenderError("PNG encoding: compression failed for \(width)x\(height)")
-        }
+        let compressed = workspace.compressed(ScanlineDeflater.bound(scanlinesCount))
+        let compressedCount = ScanlineDeflater.zlib(scanlines, count: scanlinesCount, rowBytes: rowBytes,
+                                                    pixelBytes: channels, into: compressed)
 
         var header = [UInt8](repeating: 0, count: 13)
         put32(UInt32(width), into: &header, at: 0)
@@ -138,19 +129,17 @@ enum PNGWriter {
                                 UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)])
     }
 
-    /// A compressor and the two buffers one encoding needs, reused from frame
-    /// to frame: a libdeflate compressor holds a few hundred KB of hash tables,
-    /// and fresh buffers cost a page fault per 4 KB touched, which together cost
-    /// as much as compressing a small frame. One thread uses a workspace at a
-    /// time; renders run on a few worker threads, so a few are kept, and
-    /// buffers past `maxKeptBytes` (frames above about 700×700) are freed after use.
+    /// The two buffers one encoding needs, reused from frame to frame: fresh
+    /// ones cost a page fault per 4 KB touched, as much as encoding a small
+    /// frame. One thread uses a workspace at a time; renders run on a few
+    /// worker threads, so a few are kept, and buffers past `maxKeptBytes`
+    /// (frames above about 700×700) are freed after use.
     private final class Workspace {
         private static let maxIdle = 8
         private static let maxKeptBytes = 2 * 1024 * 1024
         private static let lock = NSLock()
         nonisolated(unsafe) private static var idle: [Workspace] = []
 
-        let compressor = libdeflate_alloc_compressor(PNGWriter.compressionLevel)
         private var scanlineBuffer = Buffer()
         private var compressedBuffer = Buffer()
 
@@ -167,10 +156,6 @@ enum PNGWriter {
             lock.lock()
             if idle.count < maxIdle { idle.append(workspace) }
             lock.unlock()
-        }
-
-        deinit {
-            if let compressor { libdeflate_free_compressor(compressor) }
         }
 
         func scanlines(_ count: Int) -> UnsafeMutablePointer<UInt8> { scanlineBuffer.pointer(count) }
