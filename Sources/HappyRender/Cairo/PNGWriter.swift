@@ -82,28 +82,37 @@ enum PNGWriter {
         }
     }
 
-    /// Un-premultiplies as Cairo's writer does: (c × 255 + a / 2) / a.
+    /// Un-premultiplies as Cairo's writer does: (c × 255 + a / 2) / a. Each
+    /// pixel is stored as one little-endian word of R, G, B, A; a pixel like
+    /// the one before it (most are) reuses its bytes.
     private static func writeRGBA(_ words: UnsafePointer<UInt32>, count: Int, into out: UnsafeMutablePointer<UInt8>) {
-        var o = out
+        let output = UnsafeMutableRawPointer(out)
+        var previousWord: UInt32 = 0, previousRGBA: UInt32 = 0  // transparent black is 0 either way
         for x in 0..<count {
             let word = words[x]
-            let alpha = word >> 24
-            if alpha == 255 {
-                o[0] = UInt8(truncatingIfNeeded: word >> 16)
-                o[1] = UInt8(truncatingIfNeeded: word >> 8)
-                o[2] = UInt8(truncatingIfNeeded: word)
-                o[3] = 255
-            } else if alpha == 0 {
-                o[0] = 0; o[1] = 0; o[2] = 0; o[3] = 0
-            } else {
-                let half = alpha / 2
-                o[0] = UInt8(truncatingIfNeeded: (((word >> 16) & 0xFF) * 255 + half) / alpha)
-                o[1] = UInt8(truncatingIfNeeded: (((word >> 8) & 0xFF) * 255 + half) / alpha)
-                o[2] = UInt8(truncatingIfNeeded: ((word & 0xFF) * 255 + half) / alpha)
-                o[3] = UInt8(truncatingIfNeeded: alpha)
+            if word != previousWord {
+                previousWord = word
+                previousRGBA = rgbaBytes(word)
             }
-            o += 4
+            output.storeBytes(of: previousRGBA.littleEndian, toByteOffset: x * 4, as: UInt32.self)
         }
+    }
+
+    /// Premultiplied ARGB to straight R, G, B, A in bytes 0...3 of the result.
+    @inline(__always)
+    private static func rgbaBytes(_ word: UInt32) -> UInt32 {
+        let alpha = word >> 24
+        if alpha == 255 {
+            // ARGB to ABGR: the bytes swapped (BGRA), then rotated by one byte.
+            let swapped = word.byteSwapped
+            return swapped >> 8 | swapped << 24
+        }
+        if alpha == 0 { return 0 }
+        let half = alpha / 2
+        let red = (((word >> 16) & 0xFF) * 255 + half) / alpha
+        let green = (((word >> 8) & 0xFF) * 255 + half) / alpha
+        let blue = ((word & 0xFF) * 255 + half) / alpha
+        return red | green << 8 | blue << 16 | alpha << 24
     }
 
     private static func put32(_ value: UInt32, into bytes: inout [UInt8], at offset: Int) {

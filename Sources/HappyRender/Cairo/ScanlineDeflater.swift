@@ -29,6 +29,8 @@ enum ScanlineDeflater {
         var bits = BitWriter(output + 2)
         bits.put(0b011, count: 3)  // final block, fixed Huffman codes
         let left = distanceCode(pixelBytes), above = distanceCode(rowBytes)
+        // Local copies: a static's every use would check that it is initialised.
+        let literalCodes = FixedCodes.literal, lengthCodes = FixedCodes.length
         var position = 0
         while position < count {
             let limit = min(maximumMatch, count - position)
@@ -45,17 +47,17 @@ enum ScanlineDeflater {
                 }
             }
             if length >= minimumMatch {
-                let code = FixedCodes.length[length]
+                let code = lengthCodes[length]
                 bits.put(code.bits, count: code.count)
                 bits.put(distance.bits, count: distance.count)
                 position += length
             } else {
-                let code = FixedCodes.literal[Int(input[position])]
+                let code = literalCodes[Int(input[position])]
                 bits.put(code.bits, count: code.count)
                 position += 1
             }
         }
-        let end = FixedCodes.literal[256]
+        let end = literalCodes[256]
         bits.put(end.bits, count: end.count)
         var written = 2 + bits.finish()
         let adler = libdeflate_adler32(1, input, count)
