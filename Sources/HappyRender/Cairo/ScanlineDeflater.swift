@@ -6,7 +6,7 @@ import CDeflate
 /// most of the rest repeat the row above. So the only matches looked for are
 /// at those two distances (one pixel back, one row back), compared eight
 /// bytes at a time, and everything goes in one block with deflate's fixed
-/// Huffman codes: no hash tables, no code building, about a fifth of the time
+/// Huffman codes: no hash tables, no code building, about a sixth of the time
 /// of libdeflate's fastest level, for files about half as large again
 /// (figures in docs/performance.md).
 enum ScanlineDeflater {
