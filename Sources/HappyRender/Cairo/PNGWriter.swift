@@ -25,6 +25,9 @@ enum PNGWriter {
         let channels = opaque ? 3 : 4
         let rowBytes = 1 + width * channels
         let scanlinesCount = rowBytes * height
+        guard rowBytes <= ScanlineDeflater.maximumDistance else {
+            throw RenderError("PNG encoding: \(width) pixels a row is wider than the encoder reaches back")
+        }
 
         let workspace = Workspace.take()
         defer { Workspace.give(workspace) }

@@ -13,6 +13,8 @@ enum ScanlineDeflater {
     /// Shortest match emitted: a 3-byte match costs at most 31 bits, nine-bit literals up to 27.
     static let minimumMatch = 3
     static let maximumMatch = 258
+    /// Deflate's window: the row above must lie within it (rows up to 8 191 RGBA pixels).
+    static let maximumDistance = 32768
 
     /// An upper bound on the stream's size for `count` input bytes: literals
     /// take at most 9 bits a byte and matches at most 31 bits per 3 bytes;
@@ -23,7 +25,7 @@ enum ScanlineDeflater {
     /// a pixel) to `output`, which holds `bound(count)` bytes; returns its length.
     static func zlib(_ input: UnsafePointer<UInt8>, count: Int, rowBytes: Int, pixelBytes: Int,
                      into output: UnsafeMutablePointer<UInt8>) -> Int {
-        precondition(rowBytes + pixelBytes <= 32768 && pixelBytes >= 1, "distances past deflate's 32 KB window")
+        precondition(rowBytes <= maximumDistance && pixelBytes >= 1, "distances past deflate's 32 KB window")
         output[0] = 0x78  // deflate, 32 KB window
         output[1] = 0x01  // no dictionary, fastest; (0x7801 % 31 == 0)
         var bits = BitWriter(output + 2)
