@@ -43,11 +43,17 @@ let package = Package(
             providers: [.apt(["libcairo2-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
         // Server-rendered frames: the only module that imports Cairo.
-        .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo"]),
+        .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo", "CDeflate"]),
 
         // The one Swift boundary around libwebsockets, shared by server and client:
         // connections, user data, callbacks, timers, contexts, message assembly.

@@ -106,4 +106,11 @@ public final class RenderedImage {
     public func pngBytes() throws(RenderError) -> [UInt8] {
         try surface.pngBytes()
     }
+
+    /// The same pixels as PNG through Cairo's own writer, the encoder frames
+    /// used before `pngBytes()`: tests decode both and compare, and
+    /// happyrender-bench times both.
+    public func cairoPNGBytes() throws(RenderError) -> [UInt8] {
+        try surface.cairoPNGBytes()
+    }
 }

@@ -87,25 +87,52 @@ if let directory = writeDirectory {
     exit(0)
 }
 
-print("render + PNG encode, \(size)x\(size), \(iterations) frames per view")
+/// Seconds of CPU this thread has used: unlike the wall clock, it does not
+/// count time spent waiting for a core on a busy machine.
+func threadCPUSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Times in milliseconds: median and 99th percentile (nearest rank).
+struct Timings {
+    private var samples: [Double] = []
+    mutating func add(_ seconds: Double) { samples.append(seconds * 1000) }
+    private func rank(_ fraction: Double) -> Double {
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, Int((fraction * Double(sorted.count)).rounded(.up)) - 1)]
+    }
+    var summary: String { String(format: "%6.3f / %6.3f", rank(0.5), rank(0.99)) }
+}
+
+print("render + PNG encode, \(size)x\(size), \(iterations) frames per view; ms median / p99")
+print("cpu: this thread's CPU time (the wall clock also counts waiting for a core);")
+print("cairo: the same frames through Cairo's own PNG writer, the encoder used before")
+print("view    render            encode            render+encode     cpu render+encode  bytes  | cairo encode      cairo bytes")
 for view in FrameView.allCases {
-    var renderSeconds = 0.0, encodeSeconds = 0.0, bytes = 0
+    var render = Timings(), encode = Timings(), total = Timings(), cpuTotal = Timings(), cairoEncode = Timings()
+    var bytes = 0, cairoBytes = 0
     for index in 0..<iterations {
         var state = standard
         state.step = index % 100
-        let start = SystemTime.monotonicSeconds()
         do {
+            let start = SystemTime.monotonicSeconds(), cpuStart = threadCPUSeconds()
             let image = try renderer.render(view, state, width: size, height: size)
             let drawn = SystemTime.monotonicSeconds()
             bytes += try image.pngBytes().count
-            encodeSeconds += SystemTime.monotonicSeconds() - drawn
-            renderSeconds += drawn - start
+            let encoded = SystemTime.monotonicSeconds(), cpuEncoded = threadCPUSeconds()
+            cairoBytes += try image.cairoPNGBytes().count
+            cairoEncode.add(SystemTime.monotonicSeconds() - encoded)
+            render.add(drawn - start)
+            encode.add(encoded - drawn)
+            total.add(encoded - start)
+            cpuTotal.add(cpuEncoded - cpuStart)
         } catch {
             fail("\(view.rawValue): \(error)")
         }
     }
-    let perFrame = { (seconds: Double) in String(format: "%.3f", seconds * 1000 / Double(iterations)) }
-    print("\(view.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) "
-        + "render \(perFrame(renderSeconds)) ms + encode \(perFrame(encodeSeconds)) ms "
-        + "= \(perFrame(renderSeconds + encodeSeconds)) ms/frame, \(bytes / iterations) bytes")
+    print("\(view.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(render.summary)   \(encode.summary)   "
+        + "\(total.summary)   \(cpuTotal.summary)    \(String(format: "%5d", bytes / iterations))  | "
+        + "\(cairoEncode.summary)   \(cairoBytes / iterations)")
 }

@@ -21,7 +21,7 @@ final class PNGEncodingTests: XCTestCase {
                 XCTAssertEqual(ihdr.width, width, "\(view)")
                 XCTAssertEqual(ihdr.height, height, "\(view)")
                 XCTAssertEqual(ihdr.depth, 8)
-                // Cairo writes RGBA, or RGB when no pixel is transparent.
+                // RGBA, or RGB when every pixel is opaque.
                 XCTAssertTrue([2, 6].contains(ihdr.colorType), "\(view): colour type \(ihdr.colorType)")
                 XCTAssertEqual(Array(png.suffix(8)), [0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82], "ends with IEND")
             }

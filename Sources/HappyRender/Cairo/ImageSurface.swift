@@ -47,8 +47,19 @@ final class ImageSurface {
         return Pixel(premultipliedARGB: word)
     }
 
-    /// The surface as PNG bytes, written through Cairo's stream writer.
+    /// The surface as PNG bytes (`PNGWriter`: libdeflate, filter None).
     func pngBytes() throws(RenderError) -> [UInt8] {
+        cairo_surface_flush(pointer)
+        guard let data = cairo_image_surface_get_data(pointer) else {
+            throw RenderError("PNG encoding: the surface has no pixels")
+        }
+        return try PNGWriter.png(pixels: data, width: width, height: height,
+                                 stride: Int(cairo_image_surface_get_stride(pointer)))
+    }
+
+    /// The surface as PNG bytes written by Cairo's own writer (libpng, zlib's
+    /// default level and adaptive filter): several times slower than `pngBytes()`.
+    func cairoPNGBytes() throws(RenderError) -> [UInt8] {
         let sink = PNGSink()
         sink.bytes.reserveCapacity(width * height / 4 + 1024)
         let status = cairo_surface_write_to_png_stream(pointer, { closure, data, length in
