@@ -159,6 +159,7 @@ def check_intents(records, by_seq, report):
         if kind in ("ack", "late_ack"):
             intent["outcome"] = "acked"
             intent["seq"] = record["seq"]
+            intent["answered"] = record.get("t", 0)
             report.counts["late_acked" if kind == "late_ack" else "on_time"] += 1
         elif kind in ("error", "late_error"):
             intent["outcome"] = "error"
@@ -204,37 +205,46 @@ def check_intents(records, by_seq, report):
                 report.violate("lost", f"{intent_id} ({intent['action']} on n{intent['node']}, connection {conn}) acked "
                                        f"at seq {intent['seq']}, but that event is {event['name']} from {event['sender']['id']}")
         acked_here = {intent["seq"] for _, intent in bucket["acked"]}
-        extras = [seq for seq in events_by_conn.get(conn, []) if seq not in acked_here]
-        excess = len(extras) - len(bucket["indeterminate"])
-        if excess > 0:
-            # More events than the connection's acked and unanswered intents explain: either
-            # an intent answered with an error was applied, or one was applied twice.
-            refused = min(excess, len(bucket["errors"]))
-            if refused:
-                report.violate("applied_despite_error",
-                               f"connection {conn}: {refused} more event(s) than its acked and unanswered intents: "
-                               + "; ".join(explain_extra(by_seq[seq], bucket["errors"]) for seq in sorted(extras)[:3]))
-                report.counts["applied_despite_error"] += refused - 1
-            if excess - refused:
-                report.violate("duplicated", f"connection {conn}: {excess - refused} event(s) beyond every intent it sent "
-                                             f"(extra seqs {sorted(extras)[:10]})")
-                report.counts["duplicated"] += excess - refused - 1
+        extras = sorted(seq for seq in events_by_conn.get(conn, []) if seq not in acked_here)
+        attribute_extras(conn, [by_seq[seq] for seq in extras], bucket, report)
     for seq, count in acked_seqs.items():
         if count > 1:
             report.violate("duplicated", f"seq {seq} acked to {count} intents")
 
 
-def explain_extra(event, errors):
-    """Names the error-answered intent most likely behind an extra event: the last one sent
-    on that connection before the event's time."""
-    text = f"seq {event['seq']} ({event['name']} at {event['time'] / 1000:.3f})"
-    before = [(intent["sent"], intent_id, intent) for intent_id, intent in errors
-              if intent.get("sent") is not None and intent["sent"] <= event["time"] / 1000 + 0.05]
-    if before:
-        sent, intent_id, intent = max(before, key=lambda entry: entry[0])
-        text += (f" is most likely {intent_id} ({intent['action']} on n{intent['node']}, sent {sent:.3f}, "
-                 f"answered {intent['code']} at {intent['answered']:.3f})")
-    return text
+SLACK = 0.05   # seconds: the nodes and the clients read the same machine's clock
+
+
+def attribute_extras(conn, extras, bucket, report):
+    """Events from a connection beyond its acked intents' own must each be an unanswered
+    intent's (timed out or cut: allowed once each). The rest are violations, named after the
+    intent that was outstanding when the node made the event (nodes and clients share a
+    clock): one answered with an error was applied, or an acked one was applied twice."""
+    unanswered = sorted((intent["sent"] or 0, intent_id) for intent_id, intent in bucket["indeterminate"])
+    for event in extras:
+        when = event["time"] / 1000
+        text = f"seq {event['seq']} ({event['name']} at {when:.3f}) from connection {conn}"
+        candidates = [entry for entry in unanswered if entry[0] <= when + SLACK]
+        if candidates:
+            unanswered.remove(candidates[-1])
+            continue
+        refused = [(intent_id, intent) for intent_id, intent in bucket["errors"]
+                   if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK]
+        if refused:
+            intent_id, intent = refused[-1]
+            report.violate("applied_despite_error",
+                           f"{text}: {intent_id} ({intent['action']} on n{intent['node']}, sent {intent['sent']:.3f}) "
+                           f"was answered {intent['code']} at {intent['answered']:.3f}, yet applied")
+            continue
+        acked = [(intent_id, intent) for intent_id, intent in bucket["acked"]
+                 if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK]
+        if acked:
+            intent_id, intent = acked[-1]
+            report.violate("duplicated",
+                           f"{text}: {intent_id} ({intent['action']} on n{intent['node']}, sent {intent['sent']:.3f}, "
+                           f"acked at {intent['answered']:.3f} with seq {intent['seq']}) applied twice")
+        else:
+            report.violate("duplicated", f"{text}: no intent of that connection was outstanding then")
 
 
 def check_readers(records, by_seq, reference, report):

@@ -2,12 +2,14 @@
 spread over the nodes, a seeded random schedule of faults, then the checker's verdict.
 
 Usage (as root): run.py --server .build/release/happyserver [--seconds 120] [--seed N]
-Exit status: 0 when every invariant held, 1 on a violation, 2 when the run itself failed."""
+Exit status: 0 when every invariant held, 1 on a violation, 2 when the run itself failed
+(with --expect-violation: 0 only when one of the named violations was found)."""
 
 import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -254,7 +256,11 @@ def main():
     parser.add_argument("--rate", type=float, default=4.0, help="intents per second per writer (default 4)")
     parser.add_argument("--python", default=sys.executable, help="Python with websockets, for the clients")
     parser.add_argument("--web-root", default=os.path.join(HERE, "..", "..", "web"))
-    parser.add_argument("--out", help="run folder (default: a new one under the temporary folder)")
+    parser.add_argument("--out", help="run folder (default: a new one under the temporary folder, removed when the run passes)")
+    parser.add_argument("--keep", action="store_true", help="keep the run folder also when the run passes")
+    parser.add_argument("--expect-violation", metavar="CATEGORIES",
+                        help="comma-separated checker categories (e.g. lost): succeed only if one is found "
+                             "(proves the checker catches a planted defect)")
     args = parser.parse_args()
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1, 2 ** 31)
@@ -290,7 +296,18 @@ def main():
     run.cleanup()
     report = checker.check_run(run.run_dir)
     print(report.table())
-    print(f"chaos: seed {args.seed}, run folder {run.run_dir}")
+    if args.expect_violation:
+        wanted = set(args.expect_violation.split(","))
+        found = wanted & report.categories()
+        print(f"chaos: expected a violation among {sorted(wanted)}: "
+              + (f"found {sorted(found)}, as it should" if found else "found NONE: the checker missed the defect"))
+        print(f"chaos: seed {args.seed}, run folder {run.run_dir}")
+        sys.exit(0 if found else 1)
+    if report.violations or args.keep or args.out:
+        print(f"chaos: seed {args.seed}, run folder {run.run_dir} (history.jsonl, faults.jsonl, nodes.json, logs)")
+    else:
+        shutil.rmtree(run.run_dir, ignore_errors=True)
+        print(f"chaos: seed {args.seed}, passed (run folder removed; --keep keeps it)")
     sys.exit(1 if report.violations else 0)
 
 
