@@ -30,6 +30,7 @@ class Report:
         self.unrecovered = Counter()
         self.healthz_during = defaultdict(Counter)
         self.notes = []
+        self.run = ""
 
     def violate(self, category, text):
         self.counts[category] += 1
@@ -43,7 +44,7 @@ class Report:
 
     def table(self):
         c = self.counts
-        lines = ["", "== chaos verdict =="]
+        lines = ["", "== chaos verdict ==" + (f" ({self.run})" if self.run else "")]
         lines.append("faults injected:")
         width = max([len(k) for k in self.faults] + [17])
         lines.append(f"  {'type':<{width}}  count  recovery min / median / max (s)  not recovered  healthz during (status: count)")
@@ -94,6 +95,9 @@ def check(records, fault_records, nodes_data):
     """records: the history file's records in order; fault_records: the fault log's;
     nodes_data: {"nodes": {name: {"healthz", "state", "history"}}, "settle": {...}}."""
     report = Report()
+    if "seed" in nodes_data:
+        report.run = (f"seed {nodes_data['seed']}, {nodes_data.get('seconds', 0):.0f} s of faults, "
+                      f"server {nodes_data.get('server', '?')}")
     reference = check_nodes(nodes_data, report)
     by_seq = {event["seq"]: event for event in reference["events"]} if reference else {}
     check_intents(records, by_seq, report)
@@ -172,7 +176,7 @@ def check_intents(records, by_seq, report):
             intent["outcome"] = intent["outcome"] or "indeterminate"
             report.counts["cut"] += 1
 
-    per_conn = defaultdict(lambda: {"acked": [], "errors": [], "indeterminate": []})
+    per_conn = defaultdict(lambda: {"acked": [], "errors": [], "indeterminate": [], "misplaced": set()})
     for intent_id, intent in intents.items():
         report.counts["sent"] += 1
         bucket = per_conn[intent["conn"]]
@@ -202,6 +206,7 @@ def check_intents(records, by_seq, report):
                 report.violate("lost", f"{intent_id} ({intent['action']} on n{intent['node']}, connection {conn}) "
                                        f"acked at seq {intent['seq']}, which no node's history holds")
             elif event["sender"]["id"] != conn or event["name"] != ACTION_EVENT[intent["action"]]:
+                bucket["misplaced"].add(intent_id)
                 report.violate("lost", f"{intent_id} ({intent['action']} on n{intent['node']}, connection {conn}) acked "
                                        f"at seq {intent['seq']}, but that event is {event['name']} from {event['sender']['id']}")
         acked_here = {intent["seq"] for _, intent in bucket["acked"]}
@@ -229,7 +234,8 @@ def attribute_extras(conn, extras, bucket, report):
             unanswered.remove(candidates[-1])
             continue
         refused = [(intent_id, intent) for intent_id, intent in bucket["errors"]
-                   if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK]
+                   if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK
+                   and ACTION_EVENT[intent["action"]] == event["name"]]
         if refused:
             intent_id, intent = refused[-1]
             report.violate("applied_despite_error",
@@ -237,14 +243,20 @@ def attribute_extras(conn, extras, bucket, report):
                            f"was answered {intent['code']} at {intent['answered']:.3f}, yet applied")
             continue
         acked = [(intent_id, intent) for intent_id, intent in bucket["acked"]
-                 if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK]
+                 if intent["sent"] - SLACK <= when <= intent["answered"] + SLACK
+                 and ACTION_EVENT[intent["action"]] == event["name"]]
+        misplaced = [(intent_id, intent) for intent_id, intent in acked if intent_id in bucket["misplaced"]]
+        if misplaced:
+            # Acked with a seq that holds another event (already reported lost), applied here.
+            bucket["misplaced"].discard(misplaced[-1][0])
+            continue
         if acked:
             intent_id, intent = acked[-1]
             report.violate("duplicated",
                            f"{text}: {intent_id} ({intent['action']} on n{intent['node']}, sent {intent['sent']:.3f}, "
                            f"acked at {intent['answered']:.3f} with seq {intent['seq']}) applied twice")
         else:
-            report.violate("duplicated", f"{text}: no intent of that connection was outstanding then")
+            report.violate("duplicated", f"{text}: no intent of that connection with this action was outstanding then")
 
 
 def check_readers(records, by_seq, reference, report):

@@ -81,10 +81,23 @@ class Cluster:
             self.nodes[index] = Process(member, topology.exec_prefix(member) + [server, "--config", config_path],
                                         os.path.join(node_dir, "server.log"))
 
-    def stop_all(self):
+    def stop_all(self, grace=10):
+        """Everyone resumed first (a paused Redis would hold the nodes' shutdown), the nodes
+        stopped together within one grace period, then Redis."""
+        for process in [self.redis] + list(self.nodes.values()):
+            if process.running():
+                process.resume()
         for node in self.nodes.values():
-            node.stop()
-        self.redis.stop()
+            node.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for node in self.nodes.values():
+            if node.popen is None:
+                continue
+            try:
+                node.popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                node.kill()
+        self.redis.stop(grace)
 
     # Probes from the clients' namespace -------------------------------------------------
 

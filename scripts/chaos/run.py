@@ -200,6 +200,12 @@ class Run:
         return {"epoch": first_page["epoch"], "first": first_page["first"], "seq": page["seq"], "events": events}
 
     def cleanup(self):
+        # A second Ctrl-C must not leave namespaces or processes behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.alarm(0)
+        if self.topology.created:
+            self.topology.clear_all()   # a partition would slow the nodes' shutdown
         if self.workload is not None and self.workload.poll() is None:
             self.workload.kill()
             self.workload.wait()
