@@ -32,7 +32,7 @@ class Run:
     def __init__(self, args):
         self.args = args
         self.rng = random.Random(args.seed)
-        self.prefix = f"chaos{os.getpid() % 100000}"
+        self.prefix = f"chaos{os.getpid() % 100000}-{random.SystemRandom().randrange(16 ** 3):03x}"
         self.run_dir = args.out or tempfile.mkdtemp(prefix="happy-chaos-")
         os.makedirs(self.run_dir, exist_ok=True)
         self.history_path = os.path.join(self.run_dir, "history.jsonl")
@@ -111,10 +111,10 @@ class Run:
         affected = fault.affected_nodes(len(self.cluster.nodes))
         faults.inject(fault, self.topology, self.cluster)
         self.log(f"fault: {fault.describe()}")
-        time.sleep(fault.duration / 2)
-        # What the affected nodes say about themselves while it lasts.
+        time.sleep(fault.duration * 0.75)
+        # What the affected nodes say about themselves late in the fault (time to notice it).
         during = {f"n{i}": self.cluster.healthz(i, timeout=1.0) for i in affected}
-        time.sleep(fault.duration / 2)
+        time.sleep(max(0.0, fault.start + fault.duration - time.time()))
         faults.heal(fault, self.topology, self.cluster)
         recovered = None
         healthy = set()
