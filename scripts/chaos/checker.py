@@ -54,9 +54,10 @@ class Report:
             during = ", ".join(f"{status}: {count}" for status, count in sorted(self.healthz_during[kind].items(), key=str))
             lines.append(f"  {kind:<{width}}  {self.faults[kind]:5d}  {timing:>31}  {self.unrecovered[kind]:13d}  {during}")
         lines.append("intents:")
-        lines.append(f"  sent {c['sent']}, acked {c['acked']} (late {c['late_acked']}), unavailable {c['unavailable']}, "
-                     f"other errors {c['other_errors']}, indeterminate {c['indeterminate']} "
-                     f"(timeouts {c['timeouts']}, cut {c['cut']})")
+        lines.append(f"  sent {c['sent']}, acked {c['acked']}, unavailable {c['unavailable']}, other errors "
+                     f"{c['other_errors']}, indeterminate {c['indeterminate']} (never answered: timed out or cut)")
+        lines.append(f"  timeouts {c['timeouts']}, of which answered late {c['late_acked'] + c['late_errors']} "
+                     f"({c['late_acked']} acks); connections cut with an intent outstanding {c['cut']}")
         lines.append("invariants:")
         rows = [
             ("acked intents lost", "lost"),
@@ -166,6 +167,8 @@ def check_intents(records, by_seq, report):
             intent["answered"] = record.get("t", 0)
             report.counts["late_acked" if kind == "late_ack" else "on_time"] += 1
         elif kind in ("error", "late_error"):
+            if kind == "late_error":
+                report.counts["late_errors"] += 1
             intent["outcome"] = "error"
             intent["code"] = record["code"]
             intent["answered"] = record.get("t", 0)
