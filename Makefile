@@ -5,10 +5,14 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-history bench-frames clean help
+.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-history bench-frames chaos chaos-planted clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side.
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
+# make chaos: seconds of faults, and the seed of the schedule (random: a new one, printed).
+CHAOS_SECONDS ?= 120
+CHAOS_SEED ?= random
+CHAOS_PLANTED_SECONDS ?= 30
 FUZZ_RUNS ?= 100000
 
 all: build
@@ -23,6 +27,8 @@ help:
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
+	@echo "make chaos  3 nodes and Redis in network namespaces under random faults, then a checker's verdict (root; CHAOS_SECONDS, CHAOS_SEED)"
+	@echo "make chaos-planted  the same against a node that acks before Redis records: passes only if the checker catches it"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -51,6 +57,7 @@ test: bootstrap-test
 	@for target in $(TEST_TARGETS); do \
 	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \
 	done
+	scripts/chaos/chaos.sh --server $$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver --seconds 60
 	scripts/check-gates.sh $(SWIFT_BUILD_FLAGS)
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
@@ -84,6 +91,18 @@ bench-pointers: bootstrap-bench release
 bench-history: bootstrap-bench release
 	mkdir -p bench/results
 	taskset -c 1 .build/release/happybench --only history --seconds $(BENCH_SECONDS) --out bench/results
+
+# Jepsen-style run: see docs/chaos.md. Needs root (network namespaces).
+chaos: bootstrap-test
+	swift build -c release --product happyserver $(SWIFT_BUILD_FLAGS)
+	scripts/chaos/chaos.sh --server .build/release/happyserver --seconds $(CHAOS_SECONDS) \
+	  $(if $(filter random,$(CHAOS_SEED)),,--seed $(CHAOS_SEED))
+
+# The checker must catch a node built to ack intents before Redis records them.
+chaos-planted: bootstrap-test
+	swift build --product happyserver --scratch-path .build/planted -Xswiftc -DHAPPY_PLANTED_EARLY_ACK $(SWIFT_BUILD_FLAGS)
+	scripts/chaos/chaos.sh --server .build/planted/debug/happyserver --seconds $(CHAOS_PLANTED_SECONDS) \
+	  --expect-violation lost $(if $(filter random,$(CHAOS_SEED)),,--seed $(CHAOS_SEED))
 
 bootstrap-bench:
 	@scripts/bootstrap.sh bench
