@@ -49,6 +49,12 @@ final class CommitCoordinator {
     var healthChecks: [() -> String?] = []
     /// Seconds between two sends of a batch in doubt.
     static let inDoubtRetrySeconds = 0.5
+    /// When the batch in flight went to the store worker (service clock).
+    private var inFlightSince: Double?
+    /// A commit unanswered this long is named on `/healthz` before it fails:
+    /// a store that went silent (a partition drops packets, no reset) only
+    /// fails a call after its timeout, and a node should say so meanwhile.
+    static let slowCommitSeconds = 1.0
 
     init(worker: StoreWorker, reducer: SceneReducer, clock: ServiceClock, metrics: Metrics, logger: Logger) {
         self.worker = worker
@@ -106,6 +112,8 @@ final class CommitCoordinator {
                 + "the \(storeKind) store without an answer, resent until it answers (\(storeProblem))")
         } else if !storeHealthy {
             problems.append("store \(storeKind): \(storeProblem)")
+        } else if let since = inFlightSince, pipeline.inFlight != nil, now - since >= Self.slowCommitSeconds {
+            problems.append("store \(storeKind): a commit has waited \(Self.seconds(now - since)) for an answer")
         }
         problems += healthChecks.compactMap { $0() }
         return problems
@@ -188,6 +196,7 @@ final class CommitCoordinator {
                 }
                 finish(batch: batch.id, result: result, seconds: clock.fresh() - started)
             } else {
+                inFlightSince = clock.fresh()
                 worker.commit(batch: batch.id, batch.commits)
                 return
             }
