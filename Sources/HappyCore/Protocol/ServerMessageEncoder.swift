@@ -27,7 +27,8 @@ public enum ServerMessageEncoder {
 
     public static func welcome(_ welcome: Welcome, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom,
-                           capacity: 640 + 40 * welcome.presence.count + (welcome.encodedPresence?.count ?? 0))
+                           capacity: 640 + 40 * welcome.presence.count + (welcome.encodedPresence?.count ?? 0)
+                            + welcome.encodedPointers.count)
         w.beginObject()
         w.key("type"); w.literal("\"welcome\"")
         w.key("protocol"); w.int(1)
@@ -40,7 +41,8 @@ public enum ServerMessageEncoder {
         w.endObject()
         w.key("epoch"); w.string(welcome.epoch)
         w.key("seq"); w.uint(welcome.seq)
-        w.key("state"); scene(welcome.state, into: &w)
+        w.key("state")
+        if let encoded = welcome.encodedState { w.raw(encoded) } else { scene(welcome.state, into: &w) }
         w.key("scene")
         w.beginObject()
         w.key("width"); w.number(welcome.geometry.width)
@@ -174,6 +176,13 @@ public enum ServerMessageEncoder {
         w.key("id"); w.string(p.id)
         w.key("name"); w.string(p.name)
         w.endObject()
+    }
+
+    /// A scene as a JSON object, for `Welcome.encodedState`.
+    public static func sceneObject(_ state: Scene) -> [UInt8] {
+        var w = JSONWriter(capacity: 320)
+        scene(state, into: &w)
+        return w.bytes
     }
 
     /// A presence list as a JSON array, for `Welcome.encodedPresence`.

@@ -62,6 +62,16 @@ final class RoomRuntime {
         return bytes
     }
 
+    /// The committed scene as welcomes carry it, encoded once per change.
+    private var encodedState: (scene: Scene, bytes: [UInt8])?
+
+    func encodedStateObject(_ scene: Scene) -> [UInt8] {
+        if let cached = encodedState, cached.scene == scene { return cached.bytes }
+        let bytes = ServerMessageEncoder.sceneObject(scene)
+        encodedState = (scene, bytes)
+        return bytes
+    }
+
     /// A local client joined at `index`: the end of the listed part, when
     /// no remote clients follow it there, takes one more entry in place.
     private func presenceAppended(at index: Int) {
