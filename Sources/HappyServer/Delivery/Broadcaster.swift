@@ -36,7 +36,7 @@ final class Broadcaster {
         scratch.deallocate()
     }
 
-    // MARK: writing after a callback
+    // MARK: writing at the end of a loop turn
 
     /// Nesting depth of `writingAfter`; outside it every client is woken by lws.
     private var deferralDepth = 0
@@ -144,8 +144,8 @@ final class Broadcaster {
 
     // MARK: writing
 
-    /// The writable callback of a connection (or a write right after the
-    /// callback that queued its messages); false when it failed and must close.
+    /// The writable callback of a connection (or its write at the end of the
+    /// loop turn that queued its messages); false when it failed and must close.
     func writeable(_ connection: Connection) -> Bool {
         connection.writableRequested = false
         guard !connection.closeFrameSent else { return true }
