@@ -53,6 +53,11 @@ public struct LWSConnection: Hashable {
         return Int(lws_write(wsi, payload, count, lws_write_protocol(rawValue: UInt32(flags))))
     }
 
+    /// lws still holds bytes of an earlier write that the socket did not
+    /// take; it sends them on the next POLLOUT before any writable callback.
+    @inlinable
+    public var hasBufferedOutput: Bool { lws_partial_buffered(wsi) != 0 }
+
     // MARK: reading
 
     /// Stops reading from the socket (TCP backpressure) until `resumeReading`.

@@ -170,8 +170,14 @@ public final class HappyServer: @unchecked Sendable {
         ServiceThread.claim()
         guard let host else { return }
         while !stopped {
-            if !host.service() { break }
-            afterServiceTurn()
+            // What a turn queues is written at its end, coalesced per client,
+            // to every client whose transport holds nothing back.
+            let serving = broadcaster.writingAfter { () -> Bool in
+                guard host.service() else { return false }
+                afterServiceTurn()
+                return true
+            }
+            if !serving { break }
         }
         teardown()
     }

@@ -131,6 +131,24 @@ final class ServerMessageEncoderTests: XCTestCase {
         XCTAssertTrue(text(ServerMessageEncoder.welcome(welcome(presence: []))).contains(#""intentsPerSecond":60,"#))
     }
 
+    func testPresenceEntriesAppendedInPlaceMatchTheWholeList() {
+        let bob = Participant(id: "c8", name: "bo\"b")
+        var array = ServerMessageEncoder.presenceArray([])
+        ServerMessageEncoder.appendPresenceEntry(alice, to: &array)
+        XCTAssertEqual(array, ServerMessageEncoder.presenceArray([alice]))
+        ServerMessageEncoder.appendPresenceEntry(bob, to: &array)
+        XCTAssertEqual(array, ServerMessageEncoder.presenceArray([alice, bob]))
+    }
+
+    func testWelcomeWithEncodedPartsMatchesTheEncodedWelcome() {
+        let presence = [alice, Participant(id: "c8", name: "bob")]
+        var shared = welcome(presence: [])
+        shared.encodedPresence = ServerMessageEncoder.presenceArray(presence)
+        shared.encodedState = ServerMessageEncoder.sceneObject(shared.state)
+        XCTAssertEqual(text(ServerMessageEncoder.welcome(shared)),
+                       text(ServerMessageEncoder.welcome(welcome(presence: presence))))
+    }
+
     func testResyncRoundTripWithAndWithoutPresence() throws {
         var state = Scene.standard
         state.heart.rate = 0.25

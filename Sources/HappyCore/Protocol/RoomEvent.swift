@@ -33,6 +33,9 @@ public struct Welcome: Sendable {
     /// The presence list already encoded as a JSON array (shared by many
     /// welcomes); used instead of `presence` when set.
     public var encodedPresence: [UInt8]?
+    /// `state` already encoded as a JSON object (shared by the welcomes
+    /// until the next event); used instead of `state` when set.
+    public var encodedState: [UInt8]?
     public var presenceCount: Int
     public var serverTime: Int64
     public var recovered: Bool

@@ -26,7 +26,9 @@ public enum ServerMessageEncoder {
     }
 
     public static func welcome(_ welcome: Welcome, headroom: Int = 0) -> [UInt8] {
-        var w = JSONWriter(headroom: headroom, capacity: 640 + 40 * welcome.presence.count)
+        var w = JSONWriter(headroom: headroom,
+                           capacity: 640 + 40 * welcome.presence.count + (welcome.encodedPresence?.count ?? 0)
+                            + welcome.encodedPointers.count)
         w.beginObject()
         w.key("type"); w.literal("\"welcome\"")
         w.key("protocol"); w.int(1)
@@ -39,7 +41,8 @@ public enum ServerMessageEncoder {
         w.endObject()
         w.key("epoch"); w.string(welcome.epoch)
         w.key("seq"); w.uint(welcome.seq)
-        w.key("state"); scene(welcome.state, into: &w)
+        w.key("state")
+        if let encoded = welcome.encodedState { w.raw(encoded) } else { scene(welcome.state, into: &w) }
         w.key("scene")
         w.beginObject()
         w.key("width"); w.number(welcome.geometry.width)
@@ -175,11 +178,30 @@ public enum ServerMessageEncoder {
         w.endObject()
     }
 
+    /// A scene as a JSON object, for `Welcome.encodedState`.
+    public static func sceneObject(_ state: Scene) -> [UInt8] {
+        var w = JSONWriter(capacity: 320)
+        scene(state, into: &w)
+        return w.bytes
+    }
+
     /// A presence list as a JSON array, for `Welcome.encodedPresence`.
     public static func presenceArray(_ list: [Participant]) -> [UInt8] {
         var w = JSONWriter(capacity: 40 * list.count + 2)
         participants(list, into: &w)
         return w.bytes
+    }
+
+    /// Adds `participant` at the end of an array made by `presenceArray`,
+    /// in place: a join costs one entry, not the whole list again.
+    public static func appendPresenceEntry(_ participant: Participant, to array: inout [UInt8]) {
+        guard array.last == UInt8(ascii: "]") else { return }
+        var w = JSONWriter(capacity: 64)
+        Self.participant(participant, into: &w)
+        array.removeLast()
+        if array.count > 1 { array.append(UInt8(ascii: ",")) }
+        array.append(contentsOf: w.bytes)
+        array.append(UInt8(ascii: "]"))
     }
 
     static func participants(_ list: [Participant], into w: inout JSONWriter) {

@@ -48,6 +48,10 @@ final class Connection: Attachment {
     /// The client fell behind the log, or the state jumped: one resync next.
     var needsResync = false
     var writableRequested = false
+    /// Waits in the broadcaster's list of writes due when the current loop turn ends.
+    var writeDeferred = false
+    /// The peer's close frame arrived: only lws writes from now on.
+    var peerIsClosing = false
     /// Intents of this connection still being recorded (their acks are due).
     var pendingIntents = 0
     var closeRequest: CloseRequest?

@@ -178,6 +178,7 @@ final class ConnectionRegistry {
             presence: [], presenceCount: runtime.presenceCount, serverTime: clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
+        welcome.encodedState = runtime.encodedStateObject(room.committed.scene)
         welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)
         broadcaster.send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
                          to: connection)

@@ -2,9 +2,13 @@ import HappyCore
 
 /// The WebSocket write path. A room's broadcasts are appended once to its
 /// log and every member writes them from its own cursor; private messages
-/// wait in the member's outbox for their place among them. Writing happens
-/// in the writable callback only, pre-framed frames coalesced into one
-/// socket write (or sent straight from their buffer when alone).
+/// wait in the member's outbox for their place among them. Pre-framed
+/// frames are coalesced into one socket write (or sent straight from their
+/// buffer when alone). A client with nothing waiting in the transport is
+/// written at the end of the event-loop turn that queued its messages,
+/// without asking for a writable callback: with one message in flight per
+/// client that wake-up costs more than the write. Everyone else (and anyone
+/// with a close or ping due) is written in its writable callback.
 final class Broadcaster {
     /// Largest number of bytes coalesced into one socket write.
     static let writeBatchBytes = 32 * 1024
@@ -32,6 +36,55 @@ final class Broadcaster {
         scratch.deallocate()
     }
 
+    // MARK: writing at the end of a loop turn
+
+    /// Nesting depth of `writingAfter`; outside it every client is woken by lws.
+    private var deferralDepth = 0
+    /// Clients to write when the outermost `writingAfter` ends.
+    private var deferred: [Connection] = []
+    private var flushing: [Connection] = []
+
+    /// Runs `body` (an event-loop turn), then writes what it queued for
+    /// clients whose transport holds nothing back, coalesced per client.
+    @inline(__always)
+    func writingAfter<R>(_ body: () -> R) -> R {
+        deferralDepth += 1
+        let result = body()
+        deferralDepth -= 1
+        if deferralDepth == 0 && !deferred.isEmpty { writeDeferred() }
+        return result
+    }
+
+    /// Queued messages are due for `connection`: written when the current
+    /// turn ends if it can be, otherwise in a writable callback.
+    @inline(__always)
+    private func wake(_ connection: Connection, now: Double) {
+        guard deferralDepth > 0, !connection.writableRequested, connection.kind == .happy,
+              !connection.usesExtensions else {
+            return connection.requestWritable(now: now)
+        }
+        guard !connection.writeDeferred else { return }
+        connection.writeDeferred = true
+        connection.stalledSince = now
+        deferred.append(connection)
+    }
+
+    private func writeDeferred() {
+        swap(&deferred, &flushing)
+        let now = clock.now()
+        for connection in flushing {
+            connection.writeDeferred = false
+            guard !connection.isClosed, !connection.writableRequested else { continue }
+            if connection.closeRequest == nil, !connection.closeFrameSent, !connection.peerIsClosing,
+               !connection.keepalive.pingDue, !connection.transport.hasBufferedOutput {
+                if !writeable(connection) { connection.kill() }
+            } else {
+                connection.requestWritable(now: now)
+            }
+        }
+        flushing.removeAll(keepingCapacity: true)
+    }
+
     // MARK: queueing
 
     /// Appends `frame` to the room's log and wakes its members.
@@ -40,7 +93,7 @@ final class Broadcaster {
         runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.members.count)
         metrics.outboxDrops += runtime.log.droppedDeliveries - dropped
         let now = clock.now()
-        for member in runtime.members { member.requestWritable(now: now) }
+        for member in runtime.members { wake(member, now: now) }
     }
 
     func sendError(_ error: WireError, to connection: Connection) {
@@ -58,11 +111,11 @@ final class Broadcaster {
         switch connection.outbox.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
                                       droppable: droppable) {
         case .queued:
-            connection.requestWritable(now: clock.now())
+            wake(connection, now: clock.now())
         case .overflowed(let dropped):
             metrics.outboxDrops += dropped
             metrics.resyncs += 1
-            connection.requestWritable(now: clock.now())
+            wake(connection, now: clock.now())
         case .coveredByResync:
             metrics.outboxDrops += 1
         }
@@ -91,7 +144,8 @@ final class Broadcaster {
 
     // MARK: writing
 
-    /// The writable callback of a connection; false when it failed and must close.
+    /// The writable callback of a connection (or its write at the end of the
+    /// loop turn that queued its messages); false when it failed and must close.
     func writeable(_ connection: Connection) -> Bool {
         connection.writableRequested = false
         guard !connection.closeFrameSent else { return true }

@@ -51,7 +51,8 @@ final class RoomRuntime {
     /// Everyone in the room, on every node.
     var presenceCount: Int { members.count + remoteMembers.count }
 
-    /// The presence list of welcomes, encoded once until the listed clients change.
+    /// The presence list of welcomes, encoded once until the listed clients
+    /// change; a client joining is appended to it (one entry, not the list).
     private var encodedPresence: (limit: Int, bytes: [UInt8])?
 
     func encodedPresenceList(limit: Int) -> [UInt8] {
@@ -59,6 +60,29 @@ final class RoomRuntime {
         let bytes = ServerMessageEncoder.presenceArray(presenceList(limit: limit))
         encodedPresence = (limit, bytes)
         return bytes
+    }
+
+    /// The committed scene as welcomes carry it, encoded once per change.
+    private var encodedState: (scene: Scene, bytes: [UInt8])?
+
+    func encodedStateObject(_ scene: Scene) -> [UInt8] {
+        if let cached = encodedState, cached.scene == scene { return cached.bytes }
+        let bytes = ServerMessageEncoder.sceneObject(scene)
+        encodedState = (scene, bytes)
+        return bytes
+    }
+
+    /// A local client joined at `index`: the end of the listed part, when
+    /// no remote clients follow it there, takes one more entry in place.
+    private func presenceAppended(at index: Int) {
+        guard let limit = encodedPresence?.limit, index < limit, remoteMembers.isEmpty,
+              var bytes = encodedPresence?.bytes else {
+            return presenceChanged(at: index)
+        }
+        // Let go of the cached copy first, so that the bytes grow in place.
+        encodedPresence = nil
+        ServerMessageEncoder.appendPresenceEntry(members[index].participant, to: &bytes)
+        encodedPresence = (limit, bytes)
     }
 
     /// Forgets the encoded list when a change touches the listed part.
@@ -118,7 +142,7 @@ final class RoomRuntime {
         connection.memberIndex = members.count
         connection.room = self
         members.append(connection)
-        presenceChanged(at: connection.memberIndex)
+        presenceAppended(at: connection.memberIndex)
     }
 
     func remove(_ connection: Connection) {

@@ -25,6 +25,9 @@ protocol ConnectionTransport {
     /// Writes `count` bytes (with the transport's headroom before `bytes`
     /// for `.text`, `.binary` and `.ping`); false when the connection failed.
     func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool
+    /// Bytes of an earlier write still wait in the transport: a write now
+    /// would have to queue behind them, so only the writable callback writes.
+    var hasBufferedOutput: Bool { get }
     /// Stops reading the peer's messages (TCP backpressure) until `resumeReading`.
     func pauseReading()
     func resumeReading()

@@ -22,6 +22,9 @@ struct LWSConnectionTransport: ConnectionTransport {
         return connection.write(bytes, count: count, mode: mode) >= 0
     }
 
+    @inline(__always)
+    var hasBufferedOutput: Bool { connection.hasBufferedOutput }
+
     func pauseReading() {
         connection.pauseReading()
     }

@@ -68,8 +68,10 @@ final class ServerDispatch: LWSCallbackHandler {
             if let client = attachment(of: connection, as: Connection.self) { intake.noteAlive(client) }
             return 0
         case .peerInitiatedClose:
+            guard let client = attachment(of: connection, as: Connection.self) else { return 0 }
+            client.peerIsClosing = true
             // After our close frame, the peer's is its answer: close without echoing.
-            return attachment(of: connection, as: Connection.self)?.closeFrameSent == true ? -1 : 0
+            return client.closeFrameSent ? -1 : 0
         case .closed:
             if let client = detach(connection, as: Connection.self) { registry.closed(client) }
             return 0

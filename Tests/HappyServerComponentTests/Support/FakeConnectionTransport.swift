@@ -86,6 +86,9 @@ final class FakeConnectionTransport: ConnectionTransport {
     private(set) var malformedWrites = 0
     /// Makes every write fail, as a broken connection's would.
     var failWrites = false
+    /// Pretends an earlier write is still partly buffered.
+    var bufferedOutput = false
+    var hasBufferedOutput: Bool { bufferedOutput }
 
     var readingPaused: Bool { pauses > resumes }
     var frames: [WebSocketFrame] { writes.flatMap(\.frames) }
