@@ -188,7 +188,8 @@ public final class HappyServer: @unchecked Sendable {
         if lifecycle.isShuttingDown { continueShutdown() }
     }
 
-    /// Once a second: keepalive, streams, idle rooms, rate-limit state.
+    /// Keepalive, streams, idle rooms, rate-limit state: every second while
+    /// frame streams are open, else every `registry.sweepInterval`.
     func sweep() {
         ServiceThread.assertCurrent()
         let now = clock.fresh()
@@ -196,7 +197,8 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        timers?.scheduleSweep(afterSeconds: 1)
+        // Frame streams retry within a second; WebSocket keepalive needs less.
+        timers?.scheduleSweep(afterSeconds: frames.streams.open.isEmpty ? registry.sweepInterval : 1)
     }
 
     /// Stops taking intents; once the last group commit is out, every client
