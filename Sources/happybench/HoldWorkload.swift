@@ -48,7 +48,12 @@ extension Workloads {
         progress(String(format: "%@: %d connected in %.1f s; one event a second for %.0f s", name,
                         shape.connections, connectSeconds, shape.broadcastSeconds))
 
+        let busyCPUStart = server.cpuSeconds(), benchCPUStart = ProcessCPU.seconds()
         let result = driver.publish(seconds: shape.broadcastSeconds)
+        // Over the broadcasts: the server's CPU, and this load generator's
+        // (near 100 %, the latency is its own reading of the sockets).
+        let busyCPU = (server.cpuSeconds() - busyCPUStart) / result.publishSeconds * 100
+        let benchCPU = (ProcessCPU.seconds() - benchCPUStart) / result.publishSeconds * 100
         let rssAfterBroadcasts = server.residentKilobytes()
 
         // Nothing but keepalive from here: every connection is pinged at
@@ -79,17 +84,21 @@ extension Workloads {
                 ("p50 ms", String(format: "%.2f", result.p50)),
                 ("p99 ms", String(format: "%.2f", result.p99)),
                 ("idle cpu %", String(format: "%.2f", idleCPU)),
+                ("busy cpu %", String(format: "%.1f", busyCPU)),
+                ("bench cpu %", String(format: "%.0f", benchCPU)),
                 ("delivered", "\(result.delivered)/\(expected)"),
                 ("connect s", String(format: "%.1f", connectSeconds)),
                 ("open at end", "\(stillOpen)"),
                 ("ping timeouts", "\(pingTimeouts)"),
             ],
             json: [
-                "workload": name, "connections": shape.connections, "pingIntervalSeconds": shape.pingIntervalSeconds, "broadcastSeconds": shape.broadcastSeconds,
+                "workload": name, "connections": shape.connections, "pingIntervalSeconds": shape.pingIntervalSeconds,
+                "broadcastSeconds": shape.broadcastSeconds,
                 "idleSeconds": idleWall, "bytesPerConnection": perConnection,
                 "bytesPerConnectionAfterBroadcasts": perConnectionAfter,
                 "latencyMs": ["p50": result.p50, "p99": result.p99, "max": result.maxLatency],
-                "idleCPUPercent": idleCPU, "idleRunQueueWaitSeconds": idleWait,
+                "idleCPUPercent": idleCPU, "broadcastCPUPercent": busyCPU, "benchCPUPercent": benchCPU,
+                "idleRunQueueWaitSeconds": idleWait,
                 "eventsSent": result.intentsSent, "delivered": result.delivered, "expected": expected,
                 "errors": result.errors, "resyncs": result.resyncs, "unmatched": result.unmatched,
                 "connectSeconds": connectSeconds, "openAtEnd": stillOpen, "pingTimeouts": pingTimeouts,
