@@ -24,6 +24,8 @@ public final class HappyServer: @unchecked Sendable {
     private var host: LWSServerHost?
     private var dispatch: ServerDispatch?
     private var timers: ServerTimers?
+    /// When the sweep is next due (service clock).
+    private var nextSweepAt = 0.0
     private let signals = ShutdownSignals()
     private let startedAt: Double
 
@@ -185,11 +187,14 @@ public final class HappyServer: @unchecked Sendable {
     func afterServiceTurn() {
         clock.nextTurn()
         coordinator.flush()
+        // A stream opened or a room emptied while the sweep was set far off.
+        if nextSweepAt - clock.now() > 1 && sweepNeededEverySecond { scheduleSweep(now: clock.now()) }
         if lifecycle.isShuttingDown { continueShutdown() }
     }
 
     /// Keepalive, streams, idle rooms, rate-limit state: every second while
-    /// frame streams are open, else every `registry.sweepInterval`.
+    /// frame streams are open or rooms without clients wait to leave memory,
+    /// else every `registry.sweepInterval`.
     func sweep() {
         ServiceThread.assertCurrent()
         let now = clock.fresh()
@@ -197,8 +202,19 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        // Frame streams retry within a second; WebSocket keepalive needs less.
-        timers?.scheduleSweep(afterSeconds: frames.streams.open.isEmpty ? registry.sweepInterval : 1)
+        scheduleSweep(now: now)
+    }
+
+    /// Frame streams retry, and rooms without clients leave memory, within
+    /// a second of their time; WebSocket keepalive alone needs less.
+    private var sweepNeededEverySecond: Bool {
+        !frames.streams.open.isEmpty || directory.rooms.count > directory.occupiedCount
+    }
+
+    private func scheduleSweep(now: Double) {
+        let interval = sweepNeededEverySecond ? 1 : registry.sweepInterval
+        nextSweepAt = now + interval
+        timers?.scheduleSweep(afterSeconds: interval)
     }
 
     /// Stops taking intents; once the last group commit is out, every client
