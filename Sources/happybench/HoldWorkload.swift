@@ -49,11 +49,14 @@ extension Workloads {
                         shape.connections, connectSeconds, shape.broadcastSeconds))
 
         let busyCPUStart = server.cpuSeconds(), benchCPUStart = ProcessCPU.seconds()
+        let busyWaitStart = server.runQueueWaitSeconds()
         let result = driver.publish(seconds: shape.broadcastSeconds)
         // Over the broadcasts: the server's CPU, and this load generator's
         // (near 100 %, the latency is its own reading of the sockets).
         let busyCPU = (server.cpuSeconds() - busyCPUStart) / result.publishSeconds * 100
         let benchCPU = (ProcessCPU.seconds() - benchCPUStart) / result.publishSeconds * 100
+        // Time the server was ready to run but other processes held its core.
+        let busyWait = server.runQueueWaitSeconds() - busyWaitStart
         let rssAfterBroadcasts = server.residentKilobytes()
 
         // Nothing but keepalive from here: every connection is pinged at
@@ -86,6 +89,7 @@ extension Workloads {
                 ("idle cpu %", String(format: "%.2f", idleCPU)),
                 ("busy cpu %", String(format: "%.1f", busyCPU)),
                 ("bench cpu %", String(format: "%.0f", benchCPU)),
+                ("srv wait s", String(format: "%.1f", busyWait)),
                 ("delivered", "\(result.delivered)/\(expected)"),
                 ("connect s", String(format: "%.1f", connectSeconds)),
                 ("open at end", "\(stillOpen)"),
@@ -98,7 +102,7 @@ extension Workloads {
                 "bytesPerConnectionAfterBroadcasts": perConnectionAfter,
                 "latencyMs": ["p50": result.p50, "p99": result.p99, "max": result.maxLatency],
                 "idleCPUPercent": idleCPU, "broadcastCPUPercent": busyCPU, "benchCPUPercent": benchCPU,
-                "idleRunQueueWaitSeconds": idleWait,
+                "broadcastRunQueueWaitSeconds": busyWait, "idleRunQueueWaitSeconds": idleWait,
                 "eventsSent": result.intentsSent, "delivered": result.delivered, "expected": expected,
                 "errors": result.errors, "resyncs": result.resyncs, "unmatched": result.unmatched,
                 "connectSeconds": connectSeconds, "openAtEnd": stillOpen, "pingTimeouts": pingTimeouts,
