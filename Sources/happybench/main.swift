@@ -17,7 +17,7 @@ let usage = """
     historyLimit 1, and a full machine of connections held (`held`: 19 000
     WebSockets, --hold-connections, on a server pinging each every 20 s,
     one event a second to all of them for 60 s, --hold-seconds, then a
-    quiet 30 s, --hold-idle-seconds: memory per connection, delivery
+    quiet 60 s, --hold-idle-seconds: memory per connection, delivery
     latency, idle CPU). Results go to bench/results/<time>.json. --quick runs the
     small workloads only. Servers are pinned to CPU 0 (--no-pin to disable);
     run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
