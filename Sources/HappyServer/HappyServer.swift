@@ -24,8 +24,8 @@ public final class HappyServer: @unchecked Sendable {
     private var host: LWSServerHost?
     private var dispatch: ServerDispatch?
     private var timers: ServerTimers?
-    /// When the sweep is next due (service clock).
-    private var nextSweepAt = 0.0
+    /// The sweep is set more than a second ahead.
+    private var sweepIsFarOff = false
     private let signals = ShutdownSignals()
     private let startedAt: Double
 
@@ -188,7 +188,7 @@ public final class HappyServer: @unchecked Sendable {
         clock.nextTurn()
         coordinator.flush()
         // A stream opened or a room emptied while the sweep was set far off.
-        if nextSweepAt - clock.now() > 1 && sweepNeededEverySecond { scheduleSweep(now: clock.now()) }
+        if sweepIsFarOff && sweepNeededEverySecond { scheduleSweep() }
         if lifecycle.isShuttingDown { continueShutdown() }
     }
 
@@ -202,7 +202,7 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        scheduleSweep(now: now)
+        scheduleSweep()
     }
 
     /// Frame streams retry, and rooms without clients leave memory, within
@@ -211,9 +211,9 @@ public final class HappyServer: @unchecked Sendable {
         !frames.streams.open.isEmpty || directory.rooms.count > directory.occupiedCount
     }
 
-    private func scheduleSweep(now: Double) {
+    private func scheduleSweep() {
         let interval = sweepNeededEverySecond ? 1 : registry.sweepInterval
-        nextSweepAt = now + interval
+        sweepIsFarOff = interval > 1
         timers?.scheduleSweep(afterSeconds: interval)
     }
 
