@@ -47,7 +47,7 @@ cat >"$out/config.json" <<JSON
             "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}
 JSON
 results=$out/runs.jsonl
-port=$((7800 + RANDOM % 100))
+port=$((7800 + RANDOM % 1000))
 
 one_run() {  # peer n window
   local peer=$1 n=$2 window=$3 cmd
@@ -59,6 +59,8 @@ one_run() {  # peer n window
     proto=echo-broadcast
   fi
   port=$((port + 1))
+  # other servers on this machine may hold a port of the range: take the next free one
+  while ss -Hltn "sport = :$port" | grep -q .; do port=$((port + 1)); done
   "$peer_bench/run.sh" --name "$peer" --cmd "$cmd" --proto "$proto" --port "$port" \
     --results "$PWD/$results" --tag "round$round" --server-cpu 0 --loadgen-cpu 1 -- \
     -n "$n" -k 2000000 -d "$seconds" -w "$window" -r 0 --conc 200 --evlib uv \
