@@ -5,8 +5,9 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-pointers bench-history bench-frames chaos chaos-planted clean help
-# PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side.
+.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-frames chaos chaos-planted clean help
+# PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
+#   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
 # make chaos: seconds of faults, and the seed of the schedule (random: a new one, printed).
@@ -23,7 +24,10 @@ help:
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
-	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side"
+	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side;"
+	@echo "            ends with one table of the tracked figures, each with its ratio to the C peer and its target"
+	@echo "make bench-check PEER_BENCH=DIR  about a minute: fails when a fan-out ratio to the C peer is past its target by more than the noise"
+	@echo "make bench-hold  only the held-connections workload: 19000 WebSockets pinged, one event a second for 60 s, then idle"
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
@@ -71,16 +75,33 @@ conformance: bootstrap-test
 bench: bootstrap-bench release
 	mkdir -p bench/results
 	@echo "== render + encode per view (300x300)"
-	.build/release/happyrender-bench --art web/assets/scene-art.json --size 300 --iterations 200
+	set -o pipefail; .build/release/happyrender-bench --art web/assets/scene-art.json --size 300 --iterations 200 | tee bench/results/render.txt
 	taskset -c 1 .build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
 	@if [ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ]; then \
 	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
 	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}' > bench/results/peer-config.json; \
+	  rm -f bench/results/peers-fanout.jsonl bench/results/peers-paced.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
-	    $(PEER_BENCH)/compare.sh -n "1000 5000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \
+	    $(PEER_BENCH)/compare.sh -n "1000 5000 10000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n 1000 -d $(BENCH_SECONDS) -r 20 -o $(CURDIR)/bench/results/peers-paced.jsonl; \
-	else echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped)"; fi
+	else rm -f bench/results/peers-fanout.jsonl; \
+	  echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped; make bench PEER_BENCH=/path/to/bench)"; fi
+	@echo "== tracked figures (Happy, the C peer, ratio, target)"
+	@scripts/bench-table.py --peers bench/results/peers-fanout.jsonl --render bench/results/render.txt \
+	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
+
+# The fan-out ratios to the C peer, N=1000 and N=5000, in about a minute; fails past target + noise.
+bench-check: bootstrap-build
+	@[ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/run.sh" ] || { \
+	  echo "bench-check: needs the peers' fan-out benchmark: make bench-check PEER_BENCH=/path/to/bench"; exit 2; }
+	swift build -c release --product happyserver $(SWIFT_BUILD_FLAGS)
+	@scripts/bench-check.sh "$(PEER_BENCH)" .build/release/happyserver
+
+# The held-connections workload alone (`make bench` runs it with the others).
+bench-hold: bootstrap-bench release
+	mkdir -p bench/results
+	taskset -c 1 .build/release/happybench --only held --out bench/results
 
 # The live-pointer workloads alone (`make bench` runs them with the others).
 bench-pointers: bootstrap-bench release

@@ -24,6 +24,8 @@ public final class HappyServer: @unchecked Sendable {
     private var host: LWSServerHost?
     private var dispatch: ServerDispatch?
     private var timers: ServerTimers?
+    /// The sweep is set more than a second ahead.
+    private var sweepIsFarOff = false
     private let signals = ShutdownSignals()
     private let startedAt: Double
 
@@ -191,10 +193,14 @@ public final class HappyServer: @unchecked Sendable {
     func afterServiceTurn() {
         clock.nextTurn()
         coordinator.flush()
+        // A stream opened or a room emptied while the sweep was set far off.
+        if sweepIsFarOff && sweepNeededEverySecond { scheduleSweep() }
         if lifecycle.isShuttingDown { continueShutdown() }
     }
 
-    /// Once a second: keepalive, streams, idle rooms, rate-limit state.
+    /// Keepalive, streams, idle rooms, rate-limit state: every second while
+    /// frame streams are open or rooms without clients wait to leave memory,
+    /// else every `registry.sweepInterval`.
     func sweep() {
         ServiceThread.assertCurrent()
         let now = clock.fresh()
@@ -202,7 +208,19 @@ public final class HappyServer: @unchecked Sendable {
         frames.streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
-        timers?.scheduleSweep(afterSeconds: 1)
+        scheduleSweep()
+    }
+
+    /// Frame streams retry, and rooms without clients leave memory, within
+    /// a second of their time; WebSocket keepalive alone needs less.
+    private var sweepNeededEverySecond: Bool {
+        !frames.streams.open.isEmpty || directory.rooms.count > directory.occupiedCount
+    }
+
+    private func scheduleSweep() {
+        let interval = sweepNeededEverySecond ? 1 : registry.sweepInterval
+        sweepIsFarOff = interval > 1
+        timers?.scheduleSweep(afterSeconds: interval)
     }
 
     /// Stops taking intents; once the last group commit is out, every client

@@ -3,6 +3,7 @@ import Foundation
 let usage = """
     usage: happybench [--server PATH] [--web DIR] [--seconds S] [--quick] [--only NAME,...]
                       [--out DIR] [--no-pin] [--history-limit N]
+                      [--hold-connections N] [--hold-seconds S] [--hold-idle-seconds S]
 
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
     prints the results: fan-out to 100/1000/5000/10000 subscribers, latency
@@ -13,12 +14,16 @@ let usage = """
     it, and history: one room on SQLite filled to persistence.historyLimit
     events (--history-limit, default 100000, 20000 with --quick), its past
     read back, the database's size up to 3× the limit, and intents/s against
-    historyLimit 1. Results go to bench/results/<time>.json. --quick runs the
+    historyLimit 1, and a full machine of connections held (`held`: 19 000
+    WebSockets, --hold-connections, on a server pinging each every 20 s,
+    one event a second to all of them for 60 s, --hold-seconds, then a
+    quiet 60 s, --hold-idle-seconds: memory per connection, delivery
+    latency, idle CPU). Results go to bench/results/<time>.json. --quick runs the
     small workloads only. Servers are pinned to CPU 0 (--no-pin to disable);
     run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
     `make bench` does).
     Workload names for --only (or --workload): fanout, hold, paced,
-    persistence, cluster, frames, pointers, pointers-fanout, history.
+    persistence, cluster, frames, pointers, pointers-fanout, history, held.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -30,6 +35,7 @@ var only: Set<String>?
 var out = "bench/results"
 var pin = true
 var historyLimit: Int?
+var holdShape = HoldShape()
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
     func value() -> String {
@@ -51,6 +57,15 @@ while !arguments.isEmpty {
             exit(2)
         }
         historyLimit = limit
+    case "--hold-connections":
+        guard let count = Int(value()), count >= 2 else { print("happybench: --hold-connections must be at least 2"); exit(2) }
+        holdShape.connections = count
+    case "--hold-seconds":
+        guard let seconds = Double(value()), seconds >= 1 else { print("happybench: --hold-seconds must be at least 1"); exit(2) }
+        holdShape.broadcastSeconds = seconds
+    case "--hold-idle-seconds":
+        guard let seconds = Double(value()), seconds >= 1 else { print("happybench: --hold-idle-seconds must be at least 1"); exit(2) }
+        holdShape.idleSeconds = seconds
     case "--help", "-h": print(usage); exit(0)
     default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
     }
@@ -98,6 +113,7 @@ if wanted("cluster") {
 if wanted("frames") { attempt { try workloads.frames() } }
 if wanted("pointers") { attempt { [try workloads.pointers()] } }
 if wanted("pointers-fanout") { attempt { try workloads.fanoutBesidePointers() } }
+if wanted("held") && !quick { attempt { [try workloads.hold(holdShape)] } }
 if wanted("history") { attempt { try workloads.history(limit: historyLimit ?? (quick ? 20_000 : 100_000)) } }
 
 BenchReport(rows: rows).print()
