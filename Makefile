@@ -85,10 +85,16 @@ bench: bootstrap-bench release
 	    $(PEER_BENCH)/compare.sh -n "1000 5000 10000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n 1000 -d $(BENCH_SECONDS) -r 20 -o $(CURDIR)/bench/results/peers-paced.jsonl; \
-	else rm -f bench/results/peers-fanout.jsonl; \
+	  echo "== crowds joining, without presence broadcasts (the C peer has none)"; \
+	  sed 's/"maxClients": 20000/&, "presenceBroadcastMax": 0/' bench/results/peer-config.json > bench/results/peer-config-nopresence.json; \
+	  rm -f bench/results/peers-joins.jsonl; \
+	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config-nopresence.json --port {port}' \
+	    $(PEER_BENCH)/compare.sh -n "5000 10000" -d 3 -p lws -o $(CURDIR)/bench/results/peers-joins.jsonl; \
+	else rm -f bench/results/peers-fanout.jsonl bench/results/peers-joins.jsonl; \
 	  echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped; make bench PEER_BENCH=/path/to/bench)"; fi
 	@echo "== tracked figures (Happy, the C peer, ratio, target)"
-	@scripts/bench-table.py --peers bench/results/peers-fanout.jsonl --render bench/results/render.txt \
+	@scripts/bench-table.py --peers bench/results/peers-fanout.jsonl --joins bench/results/peers-joins.jsonl \
+	  --render bench/results/render.txt \
 	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
 
 # The fan-out ratios to the C peer, N=1000 and N=5000, in about a minute; fails past target + noise.

@@ -11,7 +11,9 @@ usage: scripts/bench-table.py [--peers RESULTS.jsonl] [--happybench RESULTS.json
               the last row per (peer, N) counts
 --happybench  a results file of happybench (bench/results/happybench-*.json):
               the "frames uncached" and "held N" rows
---render      what happyrender-bench printed (one "= X ms/frame" line per view)
+--render      what happyrender-bench printed (a row per view: median / p99 ms)
+--joins       rows of compare.sh like --peers, from a server without presence
+              broadcasts (presenceBroadcastMax 0), as the C peer has none
 Figures that are missing print as "-". Nothing here fails the run: that is
 `make bench-check`'s job.
 """
@@ -60,7 +62,10 @@ def render_ms(path):
         text = open(path).read()
     except OSError:
         return None, None
-    values = [float(m) for m in re.findall(r"=\s*([0-9.]+)\s*ms/frame", text)]
+    # happyrender-bench's rows: view, then median / p99 of render, encode, render+encode.
+    pair = r"([0-9.]+)\s*/\s*([0-9.]+)"
+    rows = re.findall(r"^(?:face|heart|dragon|scene)\s+" + r"\s+".join([pair] * 3), text, re.M)
+    values = [float(row[4]) for row in rows]
     if not values:
         return None, None
     return statistics.median(values), max(values)
@@ -75,6 +80,7 @@ def main():
     ap.add_argument("--peers")
     ap.add_argument("--happybench")
     ap.add_argument("--render")
+    ap.add_argument("--joins")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
 
@@ -120,6 +126,16 @@ def main():
             "%.1f", against_c=True)
         add(label + " join s (conc 200)", happy.get("connect_s"), lws.get("connect_s"), "%.2f",
             targets.get("join"), against_c=True)
+
+    # The same crowds on a server without presence broadcasts: the C peer has none, and
+    # with them the load generator, not the server, sets the pace (it must read ~N^2/2
+    # presence messages and a 1000-entry list per welcome).
+    joins = load_peers(a.joins)
+    for n in (5000, 10000):
+        happy, lws = joins.get(("happy", n), {}), joins.get(("lws", n), {})
+        if happy or lws:
+            add("join N=%d s (conc 200), no presence broadcasts" % n, happy.get("connect_s"), lws.get("connect_s"),
+                "%.2f", fanout_targets[n].get("join"), against_c=True)
 
     median, worst = render_ms(a.render)
     add("frames render+encode ms/view, median of views", median, None, "%.2f", 2.0)
