@@ -86,12 +86,17 @@ extension LWSConnection {
         while true {
             // Sized per fragment: a fixed buffer would silently end the list at a long argument.
             let length = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
-            var buffer = [CChar](repeating: 0, count: length + 1)
-            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 else {
-                break
+            let copied = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer -> Bool in
+                let count = lws_hdr_copy_fragment(wsi, buffer.baseAddress, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+                guard count >= 0 else { return false }
+                // lws counts the bytes it copied; a NUL inside ends the text, as before.
+                let raw = UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(count)).bindMemory(to: UInt8.self)
+                let text = UnsafeBufferPointer(rebasing: raw[..<(raw.firstIndex(of: 0) ?? raw.endIndex)])
+                QueryArguments.add(fragment: text, to: &arguments)
+                return true
             }
+            guard copied else { break }
             index += 1
-            QueryArguments.add(fragment: Self.string(buffer), to: &arguments)
         }
         return arguments
     }
@@ -140,8 +145,18 @@ public enum QueryArguments {
 
     static func add(fragment: String, to arguments: inout [String: String]) {
         guard !fragment.isEmpty else { return }
-        let parts = fragment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        let name = String(parts[0])
-        if arguments[name] == nil { arguments[name] = parts.count > 1 ? String(parts[1]) : "" }
+        var fragment = fragment
+        fragment.withUTF8 { bytes in add(fragment: bytes, to: &arguments) }
+    }
+
+    /// The same for a fragment's bytes (a join reads a few of them; splitting
+    /// Strings cost more than the rest of the admission).
+    static func add(fragment bytes: UnsafeBufferPointer<UInt8>, to arguments: inout [String: String]) {
+        guard !bytes.isEmpty else { return }
+        let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
+        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<equals]), as: UTF8.self)
+        guard arguments[name] == nil else { return }
+        arguments[name] = equals < bytes.endIndex
+            ? String(decoding: UnsafeBufferPointer(rebasing: bytes[(equals + 1)...]), as: UTF8.self) : ""
     }
 }

@@ -145,6 +145,7 @@ final class ServerMessageEncoderTests: XCTestCase {
         var shared = welcome(presence: [])
         shared.encodedPresence = ServerMessageEncoder.presenceArray(presence)
         shared.encodedState = ServerMessageEncoder.sceneObject(shared.state)
+        shared.encodedConstants = ServerMessageEncoder.welcomeConstants(geometry: shared.geometry, limits: shared.limits)
         XCTAssertEqual(text(ServerMessageEncoder.welcome(shared)),
                        text(ServerMessageEncoder.welcome(welcome(presence: presence))))
     }

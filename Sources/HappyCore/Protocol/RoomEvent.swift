@@ -42,6 +42,9 @@ public struct Welcome: Sendable {
     public var limits: WelcomeLimits
     /// The room's visible pointers, already encoded as a JSON array (section 10).
     public var encodedPointers: [UInt8] = [UInt8]("[]".utf8)
+    /// `geometry` and `limits` already encoded (`ServerMessageEncoder.welcomeConstants`):
+    /// they change only with the configuration, so one encoding serves every welcome.
+    public var encodedConstants: WelcomeConstants?
 
     public init(room: String, you: Participant, role: Role, epoch: String, seq: UInt64, state: Scene,
                 geometry: SceneGeometry, presence: [Participant], presenceCount: Int, serverTime: Int64,
@@ -59,6 +62,13 @@ public struct Welcome: Sendable {
         self.recovered = recovered
         self.limits = limits
     }
+}
+
+/// A welcome's `scene` and `limits` objects, encoded once: they change only
+/// with the configuration.
+public struct WelcomeConstants: Equatable, Sendable {
+    public let geometry: [UInt8]
+    public let limits: [UInt8]
 }
 
 /// The limits a client is told about in `welcome`.

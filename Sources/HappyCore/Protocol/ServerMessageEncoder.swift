@@ -44,26 +44,43 @@ public enum ServerMessageEncoder {
         w.key("state")
         if let encoded = welcome.encodedState { w.raw(encoded) } else { scene(welcome.state, into: &w) }
         w.key("scene")
-        w.beginObject()
-        w.key("width"); w.number(welcome.geometry.width)
-        w.key("height"); w.number(welcome.geometry.height)
-        w.key("dragonSize"); w.number(welcome.geometry.dragonSize)
-        w.key("step"); w.number(welcome.geometry.step)
-        w.endObject()
+        if let constants = welcome.encodedConstants { w.raw(constants.geometry) } else { geometry(welcome.geometry, into: &w) }
         w.key("presence")
         if let encoded = welcome.encodedPresence { w.raw(encoded) } else { participants(welcome.presence, into: &w) }
         w.key("presenceCount"); w.int(welcome.presenceCount)
         w.key("serverTime"); w.int(Int(welcome.serverTime))
         w.key("recovered"); w.bool(welcome.recovered)
         w.key("limits")
-        w.beginObject()
-        w.key("intentsPerSecond"); w.number(welcome.limits.intentsPerSecond)
-        w.key("intentBurst"); w.int(welcome.limits.intentBurst)
-        w.key("maxMessageBytes"); w.int(welcome.limits.maxMessageBytes)
-        w.endObject()
+        if let constants = welcome.encodedConstants { w.raw(constants.limits) } else { limits(welcome.limits, into: &w) }
         w.key("pointers"); w.raw(welcome.encodedPointers)
         w.endObject()
         return w.bytes
+    }
+
+    /// The welcome's `scene` and `limits` objects, encoded once for every welcome.
+    public static func welcomeConstants(geometry: SceneGeometry, limits: WelcomeLimits) -> WelcomeConstants {
+        var g = JSONWriter(capacity: 96)
+        Self.geometry(geometry, into: &g)
+        var l = JSONWriter(capacity: 96)
+        Self.limits(limits, into: &l)
+        return WelcomeConstants(geometry: g.bytes, limits: l.bytes)
+    }
+
+    private static func geometry(_ geometry: SceneGeometry, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("width"); w.number(geometry.width)
+        w.key("height"); w.number(geometry.height)
+        w.key("dragonSize"); w.number(geometry.dragonSize)
+        w.key("step"); w.number(geometry.step)
+        w.endObject()
+    }
+
+    private static func limits(_ limits: WelcomeLimits, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("intentsPerSecond"); w.number(limits.intentsPerSecond)
+        w.key("intentBurst"); w.int(limits.intentBurst)
+        w.key("maxMessageBytes"); w.int(limits.maxMessageBytes)
+        w.endObject()
     }
 
     public static func ack(id: String?, seq: UInt64, result: AckResult, headroom: Int = 0) -> [UInt8] {

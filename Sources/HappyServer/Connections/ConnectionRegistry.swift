@@ -12,6 +12,9 @@ final class ConnectionRegistry {
 
     private let config: HappyConfig
     private let rules: SceneRules
+    /// The welcome's geometry and limits, encoded once.
+    private lazy var welcomeConstants = ServerMessageEncoder.welcomeConstants(geometry: rules.geometry,
+                                                                              limits: config.welcomeLimits)
     private let directory: RoomDirectory
     private let access: AccessControl
     private let intake: MessageIntake
@@ -180,6 +183,7 @@ final class ConnectionRegistry {
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
         welcome.encodedState = runtime.encodedStateObject(room.committed.scene)
         welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)
+        welcome.encodedConstants = welcomeConstants
         broadcaster.send(OutboundFrame(encoded: ServerMessageEncoder.welcome(welcome, headroom: OutboundFrame.headroom)),
                          to: connection)
         if case .recovered(let replay) = decision {
