@@ -121,9 +121,17 @@ final class ClusterLink: @unchecked Sendable {
             return
         }
         let current = room.committed.seq
-        if stored.epoch == room.epoch && stored.seq <= current {
+        if stored.epoch == room.epoch && stored.seq == current {
             room.rollback()
             return
+        }
+        if stored.epoch == room.epoch && stored.seq < current {
+            // Redis lost events it had acknowledged (it ran without an append-only
+            // file synced on every write). Keeping this node's seq would refuse
+            // every commit from now on; Redis is the record, so follow it.
+            logger.error("Redis is behind this node: it lost recorded events; following Redis",
+                         ["room": runtime.name, "redisSeq": "\(stored.seq)", "nodeSeq": "\(current)",
+                          "fix": "run Redis with appendonly yes and appendfsync always"])
         }
         let missing = stored.history.filter { $0.seq > current }
         let contiguous = stored.epoch == room.epoch && missing.first?.seq == current + 1
