@@ -139,9 +139,12 @@ public final class HappyServer: @unchecked Sendable {
         }
         self.host = host
         inbox.attach(host.context)
-        let timers = ServerTimers(context: host.context, sweep: { [unowned self] in sweep() },
-                                  streams: { [unowned self] in frames.streams.tick() },
-                                  pointers: { [unowned self] in pointers.tick() })
+        // lws runs due timers before its poll() wait: what a timer queues is
+        // written when it returns, not after the wait that follows.
+        let timers = ServerTimers(context: host.context,
+                                  sweep: { [unowned self] in sweep(); broadcaster.writeDeferredNow() },
+                                  streams: { [unowned self] in frames.streams.tick(); broadcaster.writeDeferredNow() },
+                                  pointers: { [unowned self] in pointers.tick(); broadcaster.writeDeferredNow() })
         self.timers = timers
         frames.streams.scheduleTick = timers.scheduleStreams
         pointers.scheduleTick = timers.schedulePointers

@@ -55,6 +55,12 @@ final class Broadcaster {
         return result
     }
 
+    /// Writes what was deferred so far, inside the turn: for timers, which
+    /// lws runs before it waits in poll(), so the turn's end may be far off.
+    func writeDeferredNow() {
+        if !deferred.isEmpty { writeDeferred() }
+    }
+
     /// Queued messages are due for `connection`: written when the current
     /// turn ends if it can be, otherwise in a writable callback.
     @inline(__always)
