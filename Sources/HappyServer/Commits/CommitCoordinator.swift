@@ -11,8 +11,9 @@ protocol CommitCoordinatorDelegate: AnyObject {
     func batchDelivered(_ intents: [PendingIntent])
     /// An intent that was not applied (the store failed).
     func answer(_ reply: ReplyTarget, error: WireError)
-    /// Another node recorded first: bring the room up to what the store holds.
-    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?)
+    /// Another node recorded first: bring the room up to what the store holds
+    /// (`refusedBase`: the seq the refused commit was built on).
+    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?, refusedBase: UInt64?)
     /// A room read from the store (first load, or read again).
     func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>)
 }
@@ -284,7 +285,8 @@ final class CommitCoordinator {
         guard let delegate, let runtime = delegate.runtime(named: conflict.room) else { return }
         metrics.commitConflicts += 1
         let refused = batch.intents.filter { $0.runtime === runtime } + pipeline.takeOpen(of: runtime)
-        delegate.advance(runtime, to: conflict.current)
+        delegate.advance(runtime, to: conflict.current,
+                         refusedBase: batch.commits.first { $0.room == conflict.room }?.baseSeq)
         for intent in refused {
             pipeline.append(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply))
         }

@@ -110,7 +110,7 @@ final class ClusterLink: @unchecked Sendable {
     /// when they follow on directly, or one resync when the gap cannot be
     /// filled (history trimmed, epoch changed). `nil` means the store lost the
     /// room: it starts again from the defaults with a new epoch.
-    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?) {
+    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?, refusedBase: UInt64? = nil) {
         guard let room = runtime.room else { return }
         guard let stored else {
             let epoch = Identifiers.newEpoch()
@@ -121,14 +121,16 @@ final class ClusterLink: @unchecked Sendable {
             return
         }
         let current = room.committed.seq
-        if stored.epoch == room.epoch && stored.seq == current {
-            room.rollback()
-            return
-        }
-        if stored.epoch == room.epoch && stored.seq < current {
-            // Redis lost events it had acknowledged (it ran without an append-only
-            // file synced on every write). Keeping this node's seq would refuse
-            // every commit from now on; Redis is the record, so follow it.
+        if stored.epoch == room.epoch && stored.seq <= current {
+            // Usually a read or a bus message older than what this node holds by
+            // now. But Redis holding less than a refused commit was built on (read
+            // after the refusal) means it lost events it had recorded (no append-only
+            // file synced on every write): keeping this node's seq would refuse every
+            // commit from now on, and Redis is the record, so follow it.
+            guard let refusedBase, stored.seq < refusedBase else {
+                room.rollback()
+                return
+            }
             logger.error("Redis is behind this node: it lost recorded events; following Redis",
                          ["room": runtime.name, "redisSeq": "\(stored.seq)", "nodeSeq": "\(current)",
                           "fix": "run Redis with appendonly yes and appendfsync always"])

@@ -33,8 +33,8 @@ final class IntentDelivery: CommitCoordinatorDelegate {
         directory.roomLoaded(name, result: result)
     }
 
-    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?) {
-        cluster.advance(runtime, to: stored)
+    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?, refusedBase: UInt64?) {
+        cluster.advance(runtime, to: stored, refusedBase: refusedBase)
     }
 
     /// History, broadcast, then the sender's ack.
