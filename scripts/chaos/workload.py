@@ -47,6 +47,16 @@ async def open_connection(url):
                          subprotocols=["happy.v1"])
 
 
+async def open_or_record(client, url):
+    """A connection to `url`, or None once `client` has recorded why not and paused."""
+    try:
+        return await open_connection(url)
+    except (OSError, asyncio.TimeoutError, InvalidHandshake, InvalidURI) as error:
+        client.rec("connect_failed", None, error=type(error).__name__)
+        await client.pause(0.5)
+        return None
+
+
 async def wait_either(future, event, timeout):
     """Waits for future, or event set, or timeout; returns True when future finished."""
     stopper = asyncio.ensure_future(event.wait())
@@ -69,11 +79,8 @@ class Writer:
 
     async def run(self):
         while not self.stop.writers.is_set():
-            try:
-                ws = await open_connection(self.url)
-            except (OSError, asyncio.TimeoutError, InvalidHandshake, InvalidURI) as error:
-                self.rec("connect_failed", None, error=type(error).__name__)
-                await self.pause(0.5)
+            ws = await open_or_record(self, self.url)
+            if ws is None:
                 continue
             conn = None
             try:
@@ -166,11 +173,8 @@ class Reader:
             url = self.url
             if self.last_seq is not None:
                 url += f"&since={self.last_seq}&epoch={self.epoch}"
-            try:
-                ws = await open_connection(url)
-            except (OSError, asyncio.TimeoutError, InvalidHandshake, InvalidURI) as error:
-                self.rec("connect_failed", None, error=type(error).__name__)
-                await self.pause(0.5)
+            ws = await open_or_record(self, url)
+            if ws is None:
                 continue
             conn = None
             try:
