@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <malloc.h>
 #include <sys/socket.h>
+#include <ev.h>
 
 /* Headroom lws needs in front of every payload passed to lws_write(). */
 static const size_t happy_lws_pre = LWS_PRE;
@@ -60,6 +61,60 @@ typedef struct happy_timer {
 
 static inline void *happy_timer_owner(lws_sorted_usec_list_t *sul) {
     return ((happy_timer *)sul)->owner;
+}
+
+/* An epoll-backed libev loop for lws to run on: lws's own poll() loop walks
+ * every descriptor on every wake-up, which dominates at thousands of
+ * connections. NULL when the kernel offers no epoll. */
+static inline void *happy_event_loop_new(void) {
+    return ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
+}
+
+/* One turn: waits for at least one event and runs what is due. */
+static inline void happy_event_loop_run_once(void *loop) {
+    ev_run((struct ev_loop *)loop, EVRUN_ONCE);
+}
+
+static inline void happy_event_loop_destroy(void *loop) {
+    ev_loop_destroy((struct ev_loop *)loop);
+}
+
+static const uint64_t happy_option_libev = LWS_SERVER_OPTION_LIBEV;
+
+/* lws 4.1's libev glue re-arms its timer with ev_timer_start(), which does
+ * nothing while that timer is still running, so a timer or timeout due
+ * before the armed one would wait for it. The nudge wakes the loop through
+ * lws's event pipe when one is due (lws then runs whatever is due), and
+ * once a second after that for lws's own timeouts. */
+typedef struct happy_loop_nudge {
+    ev_timer timer;
+    struct lws_context *context;
+} happy_loop_nudge;
+
+static inline void happy_loop_nudge_fired(struct ev_loop *loop, ev_timer *timer, int revents) {
+    (void)loop;
+    (void)revents;
+    lws_cancel_service(((happy_loop_nudge *)timer)->context);
+}
+
+static inline void happy_loop_nudge_start(void *loop, happy_loop_nudge *nudge, struct lws_context *context) {
+    nudge->context = context;
+    ev_timer_init(&nudge->timer, happy_loop_nudge_fired, 1.0, 1.0);
+    ev_timer_start((struct ev_loop *)loop, &nudge->timer);
+}
+
+/* Brings the next nudge forward to `seconds` from now, if it is later. */
+static inline void happy_loop_nudge_within(void *loop, happy_loop_nudge *nudge, double seconds) {
+    struct ev_loop *ev = (struct ev_loop *)loop;
+    ev_now_update(ev);
+    if (ev_is_active(&nudge->timer) && ev_timer_remaining(ev, &nudge->timer) <= seconds) return;
+    ev_timer_stop(ev, &nudge->timer);
+    ev_timer_set(&nudge->timer, seconds, 1.0);
+    ev_timer_start(ev, &nudge->timer);
+}
+
+static inline void happy_loop_nudge_stop(void *loop, happy_loop_nudge *nudge) {
+    ev_timer_stop((struct ev_loop *)loop, &nudge->timer);
 }
 
 static const int happy_kill_async = LWS_TO_KILL_ASYNC;

@@ -165,6 +165,11 @@ public final class LWSCallbackRoute {
     /// Cleared when a context is destroyed after its handler may be gone:
     /// lws's closing callbacks then get lws's default handling.
     var isOpen = true
+    /// Set when lws state that its event-loop glue checks only after a
+    /// socket event changed (see `LWSServerHost.service()`).
+    @usableFromInline var loopCheckDue = false
+    /// On an epoll loop: its nudge (see `happy_loop_nudge`).
+    @usableFromInline var loopNudge: (loop: UnsafeMutableRawPointer, nudge: UnsafeMutablePointer<happy_loop_nudge>)?
 
     /// A route to `handler`. Inlinable so that the dispatch is specialized
     /// for the handler's type: a direct call, no witness table or box.
@@ -178,6 +183,27 @@ public final class LWSCallbackRoute {
 
     /// The value for `lws_context_creation_info.user`.
     var contextUser: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+}
+
+/// Notes a change to a context's read flow or a connection to drop. On the
+/// epoll loop, lws re-checks paused readers and runs what is due only after
+/// a socket event or its own timer; a change made elsewhere would wait for
+/// the next unrelated event, so the service thread wakes once more.
+@usableFromInline
+func lwsLoopCheckDue(_ context: OpaquePointer?) {
+    guard let context, let route = lws_context_user(context) else { return }
+    Unmanaged<LWSCallbackRoute>.fromOpaque(route)._withUnsafeGuaranteedRef { $0.loopCheckDue = true }
+}
+
+/// Notes a timer or timeout of a context due in `seconds`: on the epoll
+/// loop the nudge comes by then (see `happy_loop_nudge`).
+@usableFromInline
+func lwsTimerDue(_ context: OpaquePointer?, inSeconds seconds: Double) {
+    guard let context, let route = lws_context_user(context) else { return }
+    Unmanaged<LWSCallbackRoute>.fromOpaque(route)._withUnsafeGuaranteedRef { route in
+        // A millisecond late, so that lws finds it due.
+        if let (loop, nudge) = route.loopNudge { happy_loop_nudge_within(loop, nudge, max(seconds, 0) + 0.001) }
+    }
 }
 
 /// The C callback of every protocol: from the context's route to its handler.

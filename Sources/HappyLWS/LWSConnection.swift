@@ -70,6 +70,7 @@ public struct LWSConnection: Hashable {
     @inlinable
     public func resumeReading() {
         lws_rx_flow_control(wsi, 1)
+        lwsLoopCheckDue(lws_get_context(wsi))
     }
 
     /// In a RECEIVE callback: the message being received is binary.
@@ -97,6 +98,7 @@ public struct LWSConnection: Hashable {
     @inlinable
     public func setTimeout(_ timeout: PendingTimeout, seconds: Int32) {
         lws_set_timeout(wsi, timeout.lwsValue, seconds)
+        lwsTimerDue(lws_get_context(wsi), inSeconds: Double(seconds))
     }
 
     /// Lifts the pending timeout (a long response lws would otherwise end).
@@ -110,6 +112,7 @@ public struct LWSConnection: Hashable {
     @inlinable
     public func kill() {
         lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, happy_kill_async)
+        lwsLoopCheckDue(lws_get_context(wsi))
     }
 
     // MARK: socket

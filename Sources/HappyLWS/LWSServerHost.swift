@@ -60,6 +60,8 @@ public struct LWSServerDescription: Sendable {
     public var serviceBufferSize: UInt32
     public var alpn: String
     public var logLevel: LWSLogLevel
+    /// Runs lws on an epoll (libev) loop instead of its poll() loop.
+    public var usesEpoll: Bool
 
     /// The defaults are the Happy server's settings.
     public init(host: String, port: Int, vhostName: String = "default", protocols: [LWSProtocol],
@@ -70,7 +72,8 @@ public struct LWSServerDescription: Sendable {
                 tls: (certificatePath: String, privateKeyPath: String)? = nil, validatesUTF8: Bool = true,
                 requestTimeoutSeconds: UInt32 = 10, keepaliveTimeoutSeconds: Int32 = 5,
                 idleHeaderTimeoutSeconds: UInt32 = 10, maxHeaderBytes: UInt16 = 4096,
-                serviceBufferSize: UInt32 = 32 * 1024, alpn: String = "http/1.1", logLevel: LWSLogLevel = .errors) {
+                serviceBufferSize: UInt32 = 32 * 1024, alpn: String = "http/1.1", logLevel: LWSLogLevel = .errors,
+                usesEpoll: Bool = true) {
         self.host = host
         self.port = port
         self.vhostName = vhostName
@@ -88,6 +91,7 @@ public struct LWSServerDescription: Sendable {
         self.serviceBufferSize = serviceBufferSize
         self.alpn = alpn
         self.logLevel = logLevel
+        self.usesEpoll = usesEpoll
     }
 }
 
@@ -108,6 +112,8 @@ public final class LWSServerHost {
     public let boundPort: Int
     private let route: LWSCallbackRoute
     private let storage: LWSContextStorage
+    /// The libev loop lws runs on (epoll), or nil for lws's own poll() loop.
+    private let eventLoop: UnsafeMutableRawPointer?
     private var destroyed = false
 
     /// Creates the context and starts listening; callbacks go to `handler`,
@@ -136,7 +142,26 @@ public final class LWSServerHost {
         info.max_http_header_data = description.maxHeaderBytes
         info.gid = -1
         info.uid = -1
-        guard let pointer = lws_create_context(&info) else { throw .contextNotCreated }
+        // lws's poll() loop walks every descriptor on each wake-up; on an
+        // epoll loop a wake-up costs what is ready. The loop is ours (a
+        // "foreign" loop to lws), so lws installs no signal handlers.
+        let eventLoop = description.usesEpoll ? happy_event_loop_new() : nil
+        var foreignLoops: [UnsafeMutableRawPointer?] = [eventLoop]
+        if eventLoop != nil { info.options |= happy_option_libev }
+        let created = foreignLoops.withUnsafeMutableBufferPointer { loops -> OpaquePointer? in
+            if eventLoop != nil { info.foreign_loops = loops.baseAddress }
+            return lws_create_context(&info)
+        }
+        info.foreign_loops = nil
+        guard let pointer = created else {
+            if let eventLoop { happy_event_loop_destroy(eventLoop) }
+            throw .contextNotCreated
+        }
+        self.eventLoop = eventLoop
+        if let eventLoop {
+            happy_loop_nudge_start(eventLoop, storage.loopNudge, pointer)
+            route.loopNudge = (eventLoop, storage.loopNudge)
+        }
 
         var vhostInfo = lws_context_creation_info()
         vhostInfo.port = Int32(description.port)
@@ -162,6 +187,10 @@ public final class LWSServerHost {
         }
         guard let vhost = lws_create_vhost(pointer, &vhostInfo) else {
             lws_context_destroy(pointer)
+            if let eventLoop {
+                happy_loop_nudge_stop(eventLoop, storage.loopNudge)
+                happy_event_loop_destroy(eventLoop)
+            }
             throw .cannotListen
         }
         context = LWSContextHandle(pointer)
@@ -181,7 +210,15 @@ public final class LWSServerHost {
     /// `cancelService`, and runs their callbacks. False when lws failed and
     /// the loop must stop.
     public func service() -> Bool {
-        !destroyed && lws_service(context.pointer, 0) >= 0
+        guard !destroyed else { return false }
+        guard let eventLoop else { return lws_service(context.pointer, 0) >= 0 }
+        if route.loopCheckDue {
+            // The wake-up is a socket event: lws's idle check follows it.
+            route.loopCheckDue = false
+            lws_cancel_service(context.pointer)
+        }
+        happy_event_loop_run_once(eventLoop)
+        return true
     }
 
     /// Closes every connection (with their callbacks) and the listening
@@ -190,18 +227,29 @@ public final class LWSServerHost {
         guard !destroyed else { return }
         destroyed = true
         lws_context_destroy(context.pointer)
+        if let eventLoop {
+            route.loopNudge = nil
+            happy_loop_nudge_stop(eventLoop, storage.loopNudge)
+            happy_event_loop_destroy(eventLoop)
+        }
     }
 }
 
 /// The C structures a context points into, freed after it.
 final class LWSContextStorage {
     let strings = CStringArena()
+    let loopNudge: UnsafeMutablePointer<happy_loop_nudge> = {
+        let nudge = UnsafeMutablePointer<happy_loop_nudge>.allocate(capacity: 1)
+        nudge.initialize(to: happy_loop_nudge())
+        return nudge
+    }()
     private var protocolLists: [UnsafeMutablePointer<lws_protocols>] = []
     private var mounts: [UnsafeMutablePointer<lws_http_mount>] = []
     private var extensionLists: [UnsafeMutablePointer<lws_extension>] = []
     private var retryPolicies: [UInt16?: UnsafeMutablePointer<lws_retry_bo_t>] = [:]
 
     deinit {
+        loopNudge.deallocate()
         for list in protocolLists { list.deallocate() }
         for mount in mounts { mount.deallocate() }
         for list in extensionLists { list.deallocate() }

@@ -32,6 +32,7 @@ public final class LWSTimer {
     public func schedule(on context: LWSContextHandle, afterMicroseconds microseconds: Int64) {
         isScheduled = true
         lws_sul_schedule(context.pointer, 0, &entry.pointee.sul, lwsTimerFired, lws_usec_t(microseconds))
+        lwsTimerDue(context.pointer, inSeconds: Double(microseconds) / Double(happy_us_per_sec))
     }
 
     /// Runs `action` once, `seconds` from now (replacing an earlier schedule).
