@@ -126,6 +126,8 @@ def main():
             "%.1f", against_c=True)
         add(label + " join s (conc 200)", happy.get("connect_s"), lws.get("connect_s"), "%.2f",
             targets.get("join"), against_c=True)
+        add(label + " join: server CPU s", server(happy, "cpu_s_connect"), server(lws, "cpu_s_connect"), "%.2f",
+            against_c=True)
 
     # The same crowds on a server without presence broadcasts: the C peer has none, and
     # with them the load generator, not the server, sets the pace (it must read ~N^2/2
@@ -136,6 +138,8 @@ def main():
         if happy or lws:
             add("join N=%d s (conc 200), no presence broadcasts" % n, happy.get("connect_s"), lws.get("connect_s"),
                 "%.2f", fanout_targets[n].get("join"), against_c=True)
+            add("join N=%d: server CPU s, no presence broadcasts" % n, happy.get("server", {}).get("cpu_s_connect"),
+                lws.get("server", {}).get("cpu_s_connect"), "%.2f", against_c=True)
 
     median, worst = render_ms(a.render)
     add("frames render+encode ms/view, median of views", median, None, "%.2f", 2.0)
