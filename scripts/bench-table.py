@@ -124,9 +124,10 @@ def main():
         kb_h, kb_c = server(happy, "rss_bytes_per_conn"), server(lws, "rss_bytes_per_conn")
         add(label + " KB/conn", kb_h / 1024 if positive(kb_h) else None, kb_c / 1024 if positive(kb_c) else None,
             "%.1f", against_c=True)
-        add(label + " join s (conc 200)", happy.get("connect_s"), lws.get("connect_s"), "%.2f",
+        # PROTOCOL.md's presence is on here; the C peer sends none (rows below without it).
+        add(label + " join s (conc 200), presence on", happy.get("connect_s"), lws.get("connect_s"), "%.2f",
             targets.get("join"), against_c=True)
-        add(label + " join: server CPU s", server(happy, "cpu_s_connect"), server(lws, "cpu_s_connect"), "%.2f",
+        add(label + " join: server CPU s, presence on", server(happy, "cpu_s_connect"), server(lws, "cpu_s_connect"), "%.2f",
             against_c=True)
 
     # The same crowds on a server without presence broadcasts: the C peer has none, and
