@@ -85,7 +85,7 @@ final class ClusterTests: XCTestCase {
         let total = try XCTUnwrap(try HTTP.get("\(nodes[0].httpBase)/api/state?room=race").json?["seq"]?.doubleValue)
         for (index, client) in clients.enumerated() {
             streams[index] += events(client, count: Int(total) - streams[index].count, timeout: 5)
-            XCTAssertEqual(streams[index].map { $0["seq"]?.doubleValue ?? -1 }, (1...Int(total)).map(Double.init),
+            XCTAssertEqual(streams[index].map { $0["seq"]?.doubleValue ?? -1 }, consecutive(1, through: Int(total)).map(Double.init),
                            "client \(index) saw gaps or duplicates")
             XCTAssertEqual(streams[index], streams[0], "client \(index) saw other events than client 0")
         }
@@ -185,7 +185,7 @@ final class ClusterTests: XCTestCase {
         XCTAssertGreaterThan(unavailable, 0, "intents during the outage must be refused with unavailable")
         XCTAssertGreaterThan(acked.count, 10)
         let leftAt = try XCTUnwrap(leaverSaw.last, "the leaver saw no event before the outage")
-        XCTAssertEqual(leaverSaw, Array(1...leftAt), "the leaver's events before the outage have no gap")
+        XCTAssertEqual(leaverSaw, consecutive(1, through: leftAt), "the leaver's events before the outage have no gap")
 
         // Redis is back: an intent succeeds again (the node may take a moment to reconnect).
         var afterReturn: JSONValue?
@@ -212,10 +212,10 @@ final class ClusterTests: XCTestCase {
         // This node may hear of the last event just after the welcome: it then follows live.
         XCTAssertLessThanOrEqual(try XCTUnwrap(resumed["seq"]?.doubleValue), Double(last))
         let missed = eventsThrough(last, of: back)
-        XCTAssertEqual(missed.map { $0["seq"]?.doubleValue }, (leftAt + 1...last).map { Double($0) }, "the resumed reader saw a gap")
+        XCTAssertEqual(missed.map { $0["seq"]?.doubleValue }, consecutive(leftAt + 1, through: last).map { Double($0) }, "the resumed reader saw a gap")
         // The reader that stayed got every event, through the outage, without a gap or a resync.
         let stayed = eventsThrough(last, of: stayer)
-        XCTAssertEqual(stayed.map { $0["seq"]?.doubleValue }, (1...last).map { Double($0) }, "the reader that stayed saw a gap")
+        XCTAssertEqual(stayed.map { $0["seq"]?.doubleValue }, consecutive(1, through: last).map { Double($0) }, "the reader that stayed saw a gap")
         let stayedBySeq = Dictionary(stayed.map { (UInt64($0["seq"]?.doubleValue ?? 0), $0) }, uniquingKeysWith: { first, _ in first })
         let missedBySeq = Dictionary(missed.map { (UInt64($0["seq"]?.doubleValue ?? 0), $0) }, uniquingKeysWith: { first, _ in first })
         for (seq, event) in acked where seq > 0 {

@@ -69,7 +69,7 @@ final class ConvergenceTests: XCTestCase {
                 transcript.events.append(message)
             }
             let seqs = transcript.events.compactMap { $0.json["seq"]?.intValue }
-            XCTAssertEqual(seqs, Array(1...finalSeq), "client \(index): every event once, in seq order")
+            XCTAssertEqual(seqs, consecutive(1, through: finalSeq), "client \(index): every event once, in seq order")
             XCTAssertEqual(transcript.other, [], "client \(index): unexpected messages")
 
             XCTAssertEqual(Set(transcript.answers.keys), Set(transcript.sentIDs), "client \(index): one answer per intent")

@@ -261,7 +261,7 @@ final class HappyClientTests: XCTestCase {
             default: XCTFail("unexpected line \(line)")
             }
         }
-        XCTAssertEqual(seqs, Array(1...expected), "every event exactly once, in order")
+        XCTAssertEqual(seqs, consecutive(1, through: expected), "every event exactly once, in order")
         XCTAssertGreaterThanOrEqual(presence, 1, "the latecomer's join")
         XCTAssertTrue(outcome.stderr.contains("reconnected; resumed at seq"), outcome.stderr)
     }

@@ -138,7 +138,7 @@ final class HistoryClusterTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(total, perClient)
-        XCTAssertEqual(streams[0].map { $0["seq"]?.intValue }, Array(1...total), "a client missed events")
+        XCTAssertEqual(streams[0].map { $0["seq"]?.intValue }, consecutive(1, through: total), "a client missed events")
         XCTAssertEqual(streams[0], streams[1], "the clients saw different events")
 
         let initial = try XCTUnwrap(try json("\(nodes[0].httpBase)/api/state?room=race&seq=0")["dragonStatus"]?.stringValue)
@@ -156,7 +156,7 @@ final class HistoryClusterTests: XCTestCase {
             XCTAssertEqual(history, streams[0], "node \(node.port) has another history")
         }
         var label = initial
-        for seq in 1...total {
+        for seq in consecutive(1, through: total) {
             let event = streams[0][seq - 1]
             if let name = event["name"]?.stringValue.flatMap(EventName.init(rawValue:)),
                let dragon = event["state"]?["dragon"], let x = dragon["x"]?.doubleValue,

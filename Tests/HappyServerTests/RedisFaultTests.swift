@@ -82,7 +82,7 @@ final class RedisFaultTests: XCTestCase {
 
         // Exactly the acknowledged intents are recorded, gap-free.
         let events = try history(node, room: "pause")
-        XCTAssertEqual(events.map { $0["seq"]?.doubleValue ?? -1 }, (1...events.count).map(Double.init))
+        XCTAssertEqual(events.map { $0["seq"]?.doubleValue ?? -1 }, consecutive(1, through: events.count).map(Double.init))
         let recorded = events.compactMap { $0["state"]?["heart"]?["rate"]?.doubleValue }.map { Int(($0 * 1000).rounded()) }
         let acked = answered.filter { $0.value["type"]?.stringValue == "ack" }.keys.compactMap { Int($0) }
         XCTAssertEqual(recorded.sorted(), acked.sorted(), "recorded events are exactly the acked intents")
@@ -157,7 +157,7 @@ final class RedisFaultTests: XCTestCase {
 
         // Both nodes agree; the intent in doubt is recorded if and only if it was acked.
         let events = try history(other, room: "cut")
-        XCTAssertEqual(events.map { $0["seq"]?.doubleValue ?? -1 }, (1...events.count).map(Double.init))
+        XCTAssertEqual(events.map { $0["seq"]?.doubleValue ?? -1 }, consecutive(1, through: events.count).map(Double.init))
         let recordedS1 = events.contains { $0["state"]?["heart"]?["rate"]?.doubleValue == Self.rate(500) }
         XCTAssertEqual(recordedS1, s1["type"]?.stringValue == "ack", "s1 answered \(s1), recorded: \(recordedS1)")
         XCTAssertFalse(events.contains { $0["state"]?["heart"]?["rate"]?.doubleValue == Self.rate(501) }, "a refused intent was recorded")
