@@ -188,6 +188,7 @@ public final class LWSServerHost {
         guard let vhost = lws_create_vhost(pointer, &vhostInfo) else {
             lws_context_destroy(pointer)
             if let eventLoop {
+                route.loopNudge = nil
                 happy_loop_nudge_stop(eventLoop, storage.loopNudge)
                 happy_event_loop_destroy(eventLoop)
             }
