@@ -29,8 +29,9 @@ enum ScanlineDeflater {
 
     /// Writes the zlib stream of `input` (`rowBytes` bytes a row, `pixelBytes`
     /// a pixel) to `output`, which holds `bound(count)` bytes; returns its length.
+    /// `fixedCodesOnly` writes the fixed block whatever its size (for comparisons).
     static func zlib(_ input: UnsafePointer<UInt8>, count: Int, rowBytes: Int, pixelBytes: Int,
-                     into output: UnsafeMutablePointer<UInt8>) -> Int {
+                     into output: UnsafeMutablePointer<UInt8>, fixedCodesOnly: Bool = false) -> Int {
         precondition(rowBytes <= maximumDistance && pixelBytes >= 1, "distances past deflate's 32 KB window")
         let scratch = Scratch.take()
         defer { Scratch.give(scratch) }
@@ -42,7 +43,7 @@ enum ScanlineDeflater {
         output[1] = 0x01  // no dictionary, fastest; (0x7801 % 31 == 0)
         var bits = BitWriter(output + 2)
         let dynamic = DynamicCodes(scratch)
-        if dynamic.bitCount < fixedBitCount(scratch) {
+        if !fixedCodesOnly, dynamic.bitCount < fixedBitCount(scratch) {
             dynamic.writeHeader(&bits, scratch)
             let literals = UnsafePointer(scratch.literalCodes), lengths = UnsafePointer(scratch.matchLengthCodes)
             let distances = UnsafePointer(scratch.distanceCodes)
