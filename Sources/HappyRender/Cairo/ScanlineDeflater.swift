@@ -10,7 +10,7 @@ import Foundation  // NSLock, for the pool of scratch buffers
 /// matches and counts their symbols; the frame then goes in one block with
 /// Huffman codes built from those counts (a dynamic block), or with deflate's
 /// fixed codes when those come out smaller (tiny or noisy inputs). About a
-/// fifth of the time of libdeflate's fastest level, for files about a sixth
+/// fifth of the time of libdeflate's fastest level, for files about 2 %
 /// larger (figures in docs/performance.md).
 enum ScanlineDeflater {
     /// Shortest match looked for: with fixed codes a 3-byte match costs at most 31 bits, nine-bit literals up to 27.
