@@ -44,7 +44,8 @@ enum PNGWriter {
         }
         let compressed = workspace.compressed(ScanlineDeflater.bound(scanlinesCount))
         let compressedCount = ScanlineDeflater.zlib(scanlines, count: scanlinesCount, rowBytes: rowBytes,
-                                                    pixelBytes: channels, into: compressed)
+                                                    pixelBytes: channels, into: compressed,
+                                                    scratch: workspace.deflaterScratch)
 
         var header = [UInt8](repeating: 0, count: 13)
         put32(UInt32(width), into: &header, at: 0)
@@ -141,11 +142,12 @@ enum PNGWriter {
                                 UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)])
     }
 
-    /// The two buffers one encoding needs, reused from frame to frame: fresh
-    /// ones cost a page fault per 4 KB touched, as much as encoding a small
-    /// frame. One thread uses a workspace at a time; renders run on a few
-    /// worker threads, so a few are kept, and buffers past `maxKeptBytes`
-    /// (frames above about 700×700) are freed after use.
+    /// The buffers one encoding needs (scanlines, the stream, the deflater's
+    /// scratch), reused from frame to frame: fresh ones cost a page fault per
+    /// 4 KB touched, as much as encoding a small frame. One thread uses a
+    /// workspace at a time; renders run on a few worker threads, so a few are
+    /// kept, and buffers past `maxKeptBytes` (frames above about 700×700) are
+    /// freed after use.
     private final class Workspace {
         private static let maxIdle = 8
         private static let maxKeptBytes = 2 * 1024 * 1024
@@ -154,6 +156,7 @@ enum PNGWriter {
 
         private var scanlineBuffer = Buffer()
         private var compressedBuffer = Buffer()
+        let deflaterScratch = ScanlineDeflater.Scratch()
 
         static func take() -> Workspace {
             lock.lock()
@@ -165,6 +168,7 @@ enum PNGWriter {
         static func give(_ workspace: Workspace) {
             workspace.scanlineBuffer.shrink(to: maxKeptBytes)
             workspace.compressedBuffer.shrink(to: maxKeptBytes)
+            workspace.deflaterScratch.releaseGrownTokens()
             lock.lock()
             if idle.count < maxIdle { idle.append(workspace) }
             lock.unlock()

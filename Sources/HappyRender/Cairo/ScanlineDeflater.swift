@@ -1,5 +1,4 @@
 import CDeflate
-import Foundation  // NSLock, for the pool of scratch buffers
 
 /// A zlib stream (RFC 1950/1951) of PNG scanlines, made for flat-colour frames.
 ///
@@ -29,12 +28,12 @@ enum ScanlineDeflater {
 
     /// Writes the zlib stream of `input` (`rowBytes` bytes a row, `pixelBytes`
     /// a pixel) to `output`, which holds `bound(count)` bytes; returns its length.
+    /// `scratch` is reused from frame to frame by the PNG writer's workspace;
     /// `fixedCodesOnly` writes the fixed block whatever its size (for comparisons).
     static func zlib(_ input: UnsafePointer<UInt8>, count: Int, rowBytes: Int, pixelBytes: Int,
-                     into output: UnsafeMutablePointer<UInt8>, fixedCodesOnly: Bool = false) -> Int {
+                     into output: UnsafeMutablePointer<UInt8>, scratch: Scratch = Scratch(),
+                     fixedCodesOnly: Bool = false) -> Int {
         precondition(rowBytes <= maximumDistance && pixelBytes >= 1, "distances past deflate's 32 KB window")
-        let scratch = Scratch.take()
-        defer { Scratch.give(scratch) }
         let left = distanceSymbol(pixelBytes), above = distanceSymbol(rowBytes)
         let tokenCount = tokenize(input, count: count, rowBytes: rowBytes, pixelBytes: pixelBytes,
                                   leftSymbol: left.symbol, aboveSymbol: above.symbol, into: scratch)
@@ -345,30 +344,14 @@ enum ScanlineDeflater {
         }
     }
 
-    /// The buffers one encoding needs, reused from frame to frame: a fresh
-    /// token buffer costs page faults. One thread uses a scratch at a time;
-    /// frames are encoded on a few render threads, so a few are kept, and
-    /// token buffers grown past `maxKeptTokens` are freed after use.
-    private final class Scratch {
-        private static let maxIdle = 8
+    /// The buffers one encoding needs. Keep one per thread and reuse it (a
+    /// fresh token buffer costs page faults); call `releaseGrownTokens()`
+    /// between frames to free a token buffer grown past `maxKeptTokens`.
+    final class Scratch {
         private static let maxKeptTokens = 1 << 20
         private static let initialTokens = 1 << 14
-        private static let lock = NSLock()
-        nonisolated(unsafe) private static var idle: [Scratch] = []
 
-        static func take() -> Scratch {
-            lock.lock()
-            let reused = idle.popLast()
-            lock.unlock()
-            return reused ?? Scratch()
-        }
-
-        static func give(_ scratch: Scratch) {
-            if scratch.tokenCapacity > maxKeptTokens { scratch.resetTokens() }
-            lock.lock()
-            if idle.count < maxIdle { idle.append(scratch) }
-            lock.unlock()
-        }
+        init() {}
 
         private(set) var tokens = UnsafeMutablePointer<UInt16>.allocate(capacity: initialTokens)
         private(set) var tokenCapacity = initialTokens
@@ -397,7 +380,8 @@ enum ScanlineDeflater {
             tokenCapacity *= 2
         }
 
-        private func resetTokens() {
+        func releaseGrownTokens() {
+            guard tokenCapacity > Self.maxKeptTokens else { return }
             tokens.deallocate()
             tokens = .allocate(capacity: Self.initialTokens)
             tokenCapacity = Self.initialTokens
