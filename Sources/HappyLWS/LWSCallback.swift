@@ -168,7 +168,8 @@ public final class LWSCallbackRoute {
     /// Set when lws state that its event-loop glue checks only after a
     /// socket event changed (see `LWSServerHost.service()`).
     @usableFromInline var loopCheckDue = false
-    /// On an epoll loop: its nudge (see `happy_loop_nudge`).
+    /// The epoll loop lws runs on and its nudge (see `happy_loop_nudge`);
+    /// nil on lws's own poll() loop.
     @usableFromInline var loopNudge: (loop: UnsafeMutableRawPointer, nudge: UnsafeMutablePointer<happy_loop_nudge>)?
 
     /// A route to `handler`. Inlinable so that the dispatch is specialized

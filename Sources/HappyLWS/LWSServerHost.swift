@@ -112,8 +112,6 @@ public final class LWSServerHost {
     public let boundPort: Int
     private let route: LWSCallbackRoute
     private let storage: LWSContextStorage
-    /// The libev loop lws runs on (epoll), or nil for lws's own poll() loop.
-    private let eventLoop: UnsafeMutableRawPointer?
     private var destroyed = false
 
     /// Creates the context and starts listening; callbacks go to `handler`,
@@ -157,7 +155,6 @@ public final class LWSServerHost {
             if let eventLoop { happy_event_loop_destroy(eventLoop) }
             throw .contextNotCreated
         }
-        self.eventLoop = eventLoop
         if let eventLoop {
             happy_loop_nudge_start(eventLoop, storage.loopNudge, pointer)
             route.loopNudge = (eventLoop, storage.loopNudge)
@@ -187,11 +184,7 @@ public final class LWSServerHost {
         }
         guard let vhost = lws_create_vhost(pointer, &vhostInfo) else {
             lws_context_destroy(pointer)
-            if let eventLoop {
-                route.loopNudge = nil
-                happy_loop_nudge_stop(eventLoop, storage.loopNudge)
-                happy_event_loop_destroy(eventLoop)
-            }
+            route.destroyEventLoop()
             throw .cannotListen
         }
         context = LWSContextHandle(pointer)
@@ -212,7 +205,7 @@ public final class LWSServerHost {
     /// the loop must stop.
     public func service() -> Bool {
         guard !destroyed else { return false }
-        guard let eventLoop else { return lws_service(context.pointer, 0) >= 0 }
+        guard let (eventLoop, _) = route.loopNudge else { return lws_service(context.pointer, 0) >= 0 }
         if route.loopCheckDue {
             // The wake-up is a socket event: lws's idle check follows it.
             route.loopCheckDue = false
@@ -228,11 +221,17 @@ public final class LWSServerHost {
         guard !destroyed else { return }
         destroyed = true
         lws_context_destroy(context.pointer)
-        if let eventLoop {
-            route.loopNudge = nil
-            happy_loop_nudge_stop(eventLoop, storage.loopNudge)
-            happy_event_loop_destroy(eventLoop)
-        }
+        route.destroyEventLoop()
+    }
+}
+
+extension LWSCallbackRoute {
+    /// Stops the nudge and frees the epoll loop, once lws has let go of it.
+    func destroyEventLoop() {
+        guard let (loop, nudge) = loopNudge else { return }
+        loopNudge = nil
+        happy_loop_nudge_stop(loop, nudge)
+        happy_event_loop_destroy(loop)
     }
 }
 

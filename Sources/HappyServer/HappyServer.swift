@@ -139,12 +139,11 @@ public final class HappyServer: @unchecked Sendable {
         }
         self.host = host
         inbox.attach(host.context)
-        // lws runs due timers before its poll() wait: what a timer queues is
-        // written when it returns, not after the wait that follows.
         let timers = ServerTimers(context: host.context,
-                                  sweep: { [unowned self] in sweep(); broadcaster.writeDeferredNow() },
-                                  streams: { [unowned self] in frames.streams.tick(); broadcaster.writeDeferredNow() },
-                                  pointers: { [unowned self] in pointers.tick(); broadcaster.writeDeferredNow() })
+                                  afterEach: { [unowned self] in broadcaster.writeDeferredNow() },
+                                  sweep: { [unowned self] in sweep() },
+                                  streams: { [unowned self] in frames.streams.tick() },
+                                  pointers: { [unowned self] in pointers.tick() })
         self.timers = timers
         frames.streams.scheduleTick = timers.scheduleStreams
         pointers.scheduleTick = timers.schedulePointers

@@ -56,7 +56,7 @@ final class Broadcaster {
     }
 
     /// Writes what was deferred so far, inside the turn: for timers, which
-    /// lws runs before it waits in poll(), so the turn's end may be far off.
+    /// lws's poll() loop runs before it waits, so the turn's end may be far off.
     func writeDeferredNow() {
         if !deferred.isEmpty { writeDeferred() }
     }

@@ -8,12 +8,15 @@ final class ServerTimers {
     private let streams: LWSTimer
     private let pointers: LWSTimer
 
-    init(context: LWSContextHandle, sweep: @escaping () -> Void, streams: @escaping () -> Void,
-         pointers: @escaping () -> Void) {
+    /// `afterEach` runs after every action: lws's poll() loop runs due timers
+    /// before it waits, so what an action queues is written then, not after
+    /// the wait.
+    init(context: LWSContextHandle, afterEach: @escaping () -> Void, sweep: @escaping () -> Void,
+         streams: @escaping () -> Void, pointers: @escaping () -> Void) {
         self.context = context
-        self.sweep = LWSTimer(sweep)
-        self.streams = LWSTimer(streams)
-        self.pointers = LWSTimer(pointers)
+        self.sweep = LWSTimer { sweep(); afterEach() }
+        self.streams = LWSTimer { streams(); afterEach() }
+        self.pointers = LWSTimer { pointers(); afterEach() }
     }
 
     func scheduleSweep(afterSeconds seconds: Double) { sweep.schedule(on: context, afterSeconds: seconds) }
