@@ -179,11 +179,15 @@ extension ScanlineDeflater {
 
         /// For each match length 3...258, its symbol's code followed by the extra bits.
         static let length: [Code] = (0...maximumMatch).map { length in
-            guard length >= minimumMatch else { return Code(bits: 0, count: 0) }
-            let symbol = Int(lengthSymbol[length])
-            let code = literal[symbol]
-            return Code(bits: code.bits | UInt32(length - lengthBase[symbol - 257]) << code.count,
-                        count: code.count + lengthExtra[symbol - 257])
+            length < minimumMatch ? Code(bits: 0, count: 0) : lengthCode(length, symbolCode: literal[Int(lengthSymbol[length])])
         }
+    }
+
+    /// A match length's code: `symbolCode`, the code of its literal/length
+    /// symbol, followed by the length's extra bits.
+    static func lengthCode(_ length: Int, symbolCode code: Code) -> Code {
+        let index = Int(FixedCodes.lengthSymbol[length]) - 257
+        return Code(bits: code.bits | UInt32(length - FixedCodes.lengthBase[index]) << code.count,
+                    count: code.count + FixedCodes.lengthExtra[index])
     }
 }

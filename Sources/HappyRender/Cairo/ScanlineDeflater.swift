@@ -317,13 +317,9 @@ enum ScanlineDeflater {
             Huffman.assignCodes(scratch.distanceLengths, count: distanceSymbolCount, into: scratch.distanceCodes)
             Huffman.assignCodes(scratch.codeLengthLengths, count: codeLengthSymbolCount, into: scratch.codeLengthCodes)
             // Each match length's code followed by its extra bits, as FixedCodes.length.
-            let lengthSymbols = FixedCodes.lengthSymbol, bases = FixedCodes.lengthBase, extras = FixedCodes.lengthExtra
+            let lengthSymbols = FixedCodes.lengthSymbol
             for length in minimumMatch...maximumMatch {
-                let symbol = Int(lengthSymbols[length])
-                let code = scratch.literalCodes[symbol]
-                scratch.matchLengthCodes[length] = Code(
-                    bits: code.bits | UInt32(length - bases[symbol - 257]) << code.count,
-                    count: code.count + extras[symbol - 257])
+                scratch.matchLengthCodes[length] = lengthCode(length, symbolCode: scratch.literalCodes[Int(lengthSymbols[length])])
             }
 
             bits.put(0b101, count: 3)  // final block, dynamic Huffman codes
