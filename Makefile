@@ -56,6 +56,7 @@ client: bootstrap-build
 TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
 test: bootstrap-test
+	scripts/check-ownership.py
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	@rm -f .build/test-counts
 	@for target in $(TEST_TARGETS); do \

@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "HappyClientKitTests", dependencies: ["HappyClientKit", "HappyCore"]),
         .testTarget(name: "HappyClientCLITests", dependencies: ["HappyClientCLI", "HappyClientKit", "HappyCore"]),
         // The server's components in-process: fake transports, a manual clock, no sockets.
-        .testTarget(name: "HappyServerComponentTests", dependencies: ["HappyServer", "HappyCore", "HappyRender"]),
+        .testTarget(name: "HappyServerComponentTests", dependencies: ["HappyServer", "HappyCore", "HappyRender", "HappyLWS"]),
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",

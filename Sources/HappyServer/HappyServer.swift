@@ -1,6 +1,7 @@
 import Foundation
 import HappyCore
 import HappyLWS
+import HappyRender
 
 /// Why the server could not start.
 public struct ServerError: Error, CustomStringConvertible {
@@ -9,9 +10,10 @@ public struct ServerError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The Happy server: the composition root that builds the components and
-/// wires them to one libwebsockets context, whose service thread owns all
-/// of them. Only `requestShutdown()` may be called from another thread.
+/// The Happy server: the composition root. `init` builds every component
+/// with what it needs, in dependency order; `start()` listens and `run()`
+/// serves on the calling thread (the service thread), which owns all of
+/// them. Only `requestShutdown()` may be called from another thread.
 /// docs/architecture.md maps the components.
 public final class HappyServer: @unchecked Sendable {
     public let config: HappyConfig
@@ -20,32 +22,37 @@ public final class HappyServer: @unchecked Sendable {
     let inbox = WakeInbox()
     let clock: ServiceClock
     let lifecycle = ServerLifecycle()
-    /// The lws context, once started.
-    private var host: LWSServerHost?
-    private var dispatch: ServerDispatch?
-    private var timers: ServerTimers?
-    /// The sweep is set more than a second ahead.
-    private var sweepIsFarOff = false
+    private let webRoot: String
+    private let timers: any ServerTimerSource
     private let signals = ShutdownSignals()
-    private let startedAt: Double
 
     // The components, in the order they are built.
+    let store: any StoreAccess
     let broadcaster: Broadcaster
     let access: AccessControl
+    let admission: IntentAdmission
+    let responder: HTTPResponder
+    let streams: FrameStreams
+    let delivery: IntentDelivery
+    let catchUp: RoomCatchUp
     let coordinator: CommitCoordinator
     let directory: RoomDirectory
-    let history: RoomHistory
-    let responder: HTTPResponder
-    let api: APIRoutes
-    let frames: FrameService
     let cluster: ClusterLink
-    let delivery: IntentDelivery
+    let history: RoomHistory
     let pointers: PointerService
     let intake: MessageIntake
     let registry: ConnectionRegistry
     let addressLimits: AddressLimits
+    let api: APIRoutes
+    let frames: FrameService
+    let status: StatusRoutes
     let http: HTTPIntake
+    let dispatch: ServerDispatch
 
+    /// The lws context, once started.
+    private var host: LWSServerHost?
+    /// The sweep is set more than a second ahead.
+    private var sweepIsFarOff = false
     private var shutdownDeadline = 0.0
     private var closingClients = false
     private var stopped = false
@@ -54,77 +61,92 @@ public final class HappyServer: @unchecked Sendable {
 
     /// Everything the server depends on comes in here: the store, the
     /// cluster bus (cluster mode) and the token verifier (`auth.secret`).
+    /// Throws when `webRoot` or the scene art in it cannot be read.
     public convenience init(config: HappyConfig, store: any RoomStore, logger: Logger,
-                            tokenVerifier: TokenVerifier? = nil, clusterBus: (any ClusterBus)? = nil) {
-        self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, clusterBus: clusterBus,
-                  time: SystemTimeSource.shared)
+                            tokenVerifier: TokenVerifier? = nil, clusterBus: (any ClusterBus)? = nil) throws(ServerError) {
+        try self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, clusterBus: clusterBus,
+                      time: SystemTimeSource.shared, timers: LWSServerTimers())
     }
 
+    /// `storeAccess` stands in for the store worker (tests run store calls step by step).
     init(config: HappyConfig, store: any RoomStore, logger: Logger, tokenVerifier: TokenVerifier?,
-         clusterBus: (any ClusterBus)?, time: any TimeSource) {
+         clusterBus: (any ClusterBus)?, time: any TimeSource, timers: any ServerTimerSource,
+         storeAccess: (any StoreAccess)? = nil) throws(ServerError) {
         self.config = config
         self.logger = logger
+        self.timers = timers
         clock = ServiceClock(source: time)
-        startedAt = clock.fresh()
+        webRoot = try Self.checkedWebRoot(config.webRoot)
+        let art = try FrameService.loadArt(webRoot: webRoot)
+        let labels = art.panel.status
         let limits = config.limits
+        let rules = config.sceneRules
+
+        self.store = storeAccess ?? (store.isSynchronous ? InlineStore(store) : StoreWorker(store: store, inbox: inbox))
         broadcaster = Broadcaster(metrics: metrics, clock: clock, logger: logger,
                                   presenceBroadcastMax: limits.presenceBroadcastMax)
-        let scratch = broadcaster.scratch + OutboundFrame.headroom
         access = AccessControl(auth: config.auth, verifier: tokenVerifier, clock: clock)
-        coordinator = CommitCoordinator(worker: StoreWorker(store: store, inbox: inbox),
-                                        reducer: SceneReducer(rules: config.sceneRules), clock: clock,
-                                        metrics: metrics, logger: logger)
-        directory = RoomDirectory(config: config, coordinator: coordinator, clusterBus: clusterBus, clock: clock,
-                                  metrics: metrics, logger: logger)
-        history = RoomHistory(coordinator: coordinator, directory: directory, defaults: config.sceneRules.defaults)
-        responder = HTTPResponder(metrics: metrics, logger: logger, scratch: scratch,
-                                  scratchBytes: Broadcaster.writeBatchBytes)
-        var renderMetrics: () -> String = { "" }
-        api = APIRoutes(config: config, directory: directory, access: access, coordinator: coordinator,
-                        history: history, lifecycle: lifecycle, responder: responder, metrics: metrics, clock: clock,
-                        renderMetrics: { renderMetrics() })
-        frames = FrameService(config: config, directory: directory, history: history, lifecycle: lifecycle,
-                              responder: responder, metrics: metrics, logger: logger, clock: clock, scratch: scratch,
-                              scratchBytes: Broadcaster.writeBatchBytes, roomAndRole: { [api] in api.roomAndRole($0) })
-        cluster = ClusterLink(bus: clusterBus, directory: directory, coordinator: coordinator, broadcaster: broadcaster,
-                              streams: frames.streams, config: config, metrics: metrics, logger: logger)
-        delivery = IntentDelivery(directory: directory, broadcaster: broadcaster, responder: responder, streams: frames.streams,
-                                  cluster: cluster, metrics: metrics)
-        coordinator.delegate = delivery
-        pointers = PointerService(limits: limits, broadcaster: broadcaster, metrics: metrics, clock: clock)
-        intake = MessageIntake(limits: limits, access: access, coordinator: coordinator, broadcaster: broadcaster,
-                               pointers: pointers, lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock)
+        admission = IntentAdmission(access: access, lifecycle: lifecycle, metrics: metrics, limits: limits)
+        let roomAccess = RoomAccess(access: access, defaultRoom: config.defaultRoom)
+        responder = HTTPResponder(metrics: metrics, logger: logger)
+        let producer = FrameProducer(renderer: FrameRenderer(art: art, geometry: rules.geometry), inbox: inbox,
+                                     metrics: metrics)
+        streams = FrameStreams(producer: producer, config: config, responder: responder, timers: timers, metrics: metrics,
+                               logger: logger, clock: clock)
+        delivery = IntentDelivery(broadcaster: broadcaster, responder: responder, streams: streams, metrics: metrics)
+        catchUp = RoomCatchUp(defaults: rules.defaults, broadcaster: broadcaster, streams: streams, metrics: metrics,
+                              logger: logger)
+        coordinator = CommitCoordinator(store: self.store, reducer: SceneReducer(rules: rules), publisher: delivery,
+                                        catchUp: catchUp, clock: clock, metrics: metrics, logger: logger)
+        directory = RoomDirectory(config: config, labels: labels, store: self.store, coordinator: coordinator,
+                                  clusterBus: clusterBus, clock: clock, metrics: metrics, logger: logger)
+        cluster = ClusterLink(bus: clusterBus, inbox: inbox, directory: directory, coordinator: coordinator,
+                              catchUp: catchUp, store: self.store, broadcaster: broadcaster,
+                              presenceBroadcastMax: limits.presenceBroadcastMax, logger: logger)
+        history = RoomHistory(store: self.store, labels: labels, defaults: rules.defaults)
+        pointers = PointerService(limits: limits, broadcaster: broadcaster, timers: timers, metrics: metrics, clock: clock)
+        intake = MessageIntake(admission: admission, coordinator: coordinator, broadcaster: broadcaster, pointers: pointers,
+                               metrics: metrics, logger: logger, clock: clock)
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
                                       broadcaster: broadcaster, pointers: pointers, clusterBus: clusterBus,
-                                      lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock)
+                                      lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock,
+                                      releaseFreeMemory: LWSProcess.releaseFreeMemory)
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
                                       metrics: metrics, logger: logger)
-        http = HTTPIntake(responder: responder, addressLimits: addressLimits, access: access, config: config,
-                          metrics: metrics, logger: logger, clock: clock)
-        frames.onArtLoaded = { [coordinator] labels in coordinator.dragonStatus = labels }
-        api.register(in: &http.router)
-        frames.register(in: &http.router)
-        renderMetrics = { [unowned self] in MetricsRenderer.render(metrics, gauges()) }
+        api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
+                        coordinator: coordinator, history: history, responder: responder, metrics: metrics, clock: clock)
+        frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
+                              roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
+                              logger: logger, clock: clock)
+        status = StatusRoutes(coordinator: coordinator, cluster: cluster, registry: registry, directory: directory,
+                              streams: streams, responder: responder, metrics: metrics, clock: clock)
+        var router = HTTPRouter()
+        status.register(in: &router)
+        api.register(in: &router)
+        frames.register(in: &router)
+        http = HTTPIntake(router: router, responder: responder, addressLimits: addressLimits, access: access,
+                          config: config, metrics: metrics, logger: logger, clock: clock)
+        dispatch = ServerDispatch(registry: registry, intake: intake, broadcaster: broadcaster, http: http,
+                                  responder: responder, addressLimits: addressLimits, compression: config.compression,
+                                  clock: clock, logger: logger)
     }
 
-    /// The gauges of `/metrics`, read from their owners.
-    func gauges() -> MetricsGauges {
-        MetricsGauges(connections: registry.connections.count, rooms: directory.rooms.count,
-                      occupiedRooms: directory.occupiedCount, storeHealthy: coordinator.storeHealthy,
-                      frameStreams: frames.streams.open.count, uptimeSeconds: clock.fresh() - startedAt,
-                      process: ProcessStats.read())
+    /// The absolute path of `webRoot`, which must be a directory.
+    private static func checkedWebRoot(_ configured: String) throws(ServerError) -> String {
+        let webRoot = URL(fileURLWithPath: configured).standardizedFileURL.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ServerError("webRoot \"\(configured)\" (\(webRoot)) is not a directory; set \"webRoot\" in the config")
+        }
+        return webRoot
     }
 
     // MARK: start
 
-    /// Loads the art, creates the lws context and starts listening.
+    /// Creates the lws context and starts listening.
     public func start() throws(ServerError) {
-        let webRoot = try checkedWebRoot()
-        try frames.load(webRoot: webRoot, inbox: inbox)
         LWSProcess.ignoreBrokenPipeSignal()
         let fdLimit = LWSProcess.raiseDescriptorLimit()
-        let dispatch = ServerDispatch(server: self)
-        self.dispatch = dispatch
         let host: LWSServerHost
         do {
             host = try LWSServerHost(LWSServerDescription(config: config, webRoot: webRoot,
@@ -139,32 +161,13 @@ public final class HappyServer: @unchecked Sendable {
         }
         self.host = host
         inbox.attach(host.context)
-        let timers = ServerTimers(context: host.context,
-                                  afterEach: { [unowned self] in broadcaster.writeDeferredNow() },
-                                  sweep: { [unowned self] in sweep() },
-                                  streams: { [unowned self] in frames.streams.tick() },
-                                  pointers: { [unowned self] in pointers.tick() })
-        self.timers = timers
-        frames.streams.scheduleTick = timers.scheduleStreams
-        pointers.scheduleTick = timers.schedulePointers
-        registry.releaseFreeMemory = LWSProcess.releaseFreeMemory
-        cluster.start(inbox: inbox)
-        timers.scheduleSweep(afterSeconds: 1)
+        timers.attach(host.context)
+        cluster.start()
+        timers.schedule(.sweep, afterSeconds: 1)
         signals.install(posting: inbox)
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
-                                       "store": coordinator.storeKind, "webRoot": config.webRoot,
-                                       "fdLimit": "\(fdLimit)"])
-    }
-
-    /// The absolute path of `webRoot`, which must be a directory.
-    private func checkedWebRoot() throws(ServerError) -> String {
-        let webRoot = URL(fileURLWithPath: config.webRoot).standardizedFileURL.path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: webRoot, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ServerError("webRoot \"\(config.webRoot)\" (\(webRoot)) is not a directory; set \"webRoot\" in the config")
-        }
-        return webRoot
+                                       "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(fdLimit)"])
     }
 
     // MARK: run
@@ -191,23 +194,49 @@ public final class HappyServer: @unchecked Sendable {
         inbox.post(.shutdownRequested(signal: 0))
     }
 
-    /// Work due at the end of every loop turn: the group commit.
+    /// Work due at the end of every loop turn: what other threads handed
+    /// back, the timers that fired, the group commit.
     func afterServiceTurn() {
+        ServiceThread.assertCurrent()
         clock.nextTurn()
+        drainInbox()
+        runDueTimers()
         coordinator.flush()
         // A stream opened or a room emptied while the sweep was set far off.
         if sweepIsFarOff && sweepNeededEverySecond { scheduleSweep() }
         if lifecycle.isShuttingDown { continueShutdown() }
     }
 
+    /// What other threads handed back: store results, renders, cluster news, signals.
+    func drainInbox() {
+        for message in inbox.drain() {
+            switch message {
+            case .task(let task): task.run()
+            case .shutdownRequested(let signal): beginShutdown(signal: signal)
+            }
+        }
+    }
+
+    func runDueTimers() {
+        for timer in timers.takeDue() { fire(timer) }
+    }
+
+    /// One timer's work.
+    func fire(_ timer: ServerTimer) {
+        switch timer {
+        case .sweep: sweep()
+        case .streams: streams.tick()
+        case .pointers: pointers.tick()
+        }
+    }
+
     /// Keepalive, streams, idle rooms, rate-limit state: every second while
     /// frame streams are open or rooms without clients wait to leave memory,
     /// else every `registry.sweepInterval`.
-    func sweep() {
-        ServiceThread.assertCurrent()
+    private func sweep() {
         let now = clock.fresh()
         registry.sweep(now: now)
-        frames.streams.sweep(now: now)
+        streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
         scheduleSweep()
@@ -216,14 +245,16 @@ public final class HappyServer: @unchecked Sendable {
     /// Frame streams retry, and rooms without clients leave memory, within
     /// a second of their time; WebSocket keepalive alone needs less.
     private var sweepNeededEverySecond: Bool {
-        !frames.streams.open.isEmpty || directory.rooms.count > directory.occupiedCount
+        !streams.open.isEmpty || directory.holdsIdleRooms
     }
 
     private func scheduleSweep() {
         let interval = sweepNeededEverySecond ? 1 : registry.sweepInterval
         sweepIsFarOff = interval > 1
-        timers?.scheduleSweep(afterSeconds: interval)
+        timers.schedule(.sweep, afterSeconds: interval)
     }
+
+    // MARK: shutdown
 
     /// Stops taking intents; once the last group commit is out, every client
     /// gets what was recorded and then close 1001.
@@ -233,7 +264,7 @@ public final class HappyServer: @unchecked Sendable {
         shutdownDeadline = clock.fresh() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                            "connections": "\(registry.connections.count)",
-                                           "streams": "\(frames.streams.open.count)"])
+                                           "streams": "\(streams.open.count)"])
     }
 
     /// Runs after every loop turn while shutting down (the sweep timer
@@ -244,9 +275,9 @@ public final class HappyServer: @unchecked Sendable {
             // Time to deliver what is recorded, then for the close handshakes.
             shutdownDeadline = max(shutdownDeadline, clock.fresh() + 1 + Double(Broadcaster.closeAckSeconds))
             registry.closeAll(reason: "server shutting down")
-            frames.streams.endStreams()
+            streams.endStreams()
         }
-        if (closingClients && registry.connections.isEmpty && frames.streams.open.isEmpty) || clock.fresh() > shutdownDeadline {
+        if (closingClients && registry.connections.isEmpty && streams.open.isEmpty) || clock.fresh() > shutdownDeadline {
             stopped = true
         }
     }
@@ -255,28 +286,9 @@ public final class HappyServer: @unchecked Sendable {
         signals.cancel()
         inbox.attach(nil)
         cluster.stop()
-        timers?.cancelAll()
+        timers.cancelAll()
         host?.destroy()
         coordinator.close()
         logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
-    }
-
-    /// What other threads handed back: store results, renders, cluster news, signals.
-    func drainInbox() {
-        ServiceThread.assertCurrent()
-        for message in inbox.drain() {
-            switch message {
-            case .roomLoaded(let room, let result):
-                directory.roomLoaded(room, result: result)
-            case .roomRefreshed(let room, let result):
-                cluster.roomRefreshed(room, result: result)
-            case .commitFinished(let batch, let result, let seconds):
-                coordinator.commitFinished(batch: batch, result: result, seconds: seconds)
-            case .shutdownRequested(let signal):
-                beginShutdown(signal: signal)
-            case .task(let task):
-                task.run()
-            }
-        }
     }
 }

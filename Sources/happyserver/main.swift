@@ -66,9 +66,10 @@ do {
     fail(error.message, status: 74)
 }
 
-let server = HappyServer(config: config, store: store, logger: logger,
-                         tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config))
+let server: HappyServer
 do {
+    server = try HappyServer(config: config, store: store, logger: logger,
+                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config))
     try server.start()
 } catch {
     store.close()

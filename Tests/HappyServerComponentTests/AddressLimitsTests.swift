@@ -15,8 +15,8 @@ final class AddressLimitsTests: XCTestCase {
     }
 
     /// A stand-in for a transport's socket handle (never dereferenced).
-    private func socket(_ number: Int) -> AddressLimits.SocketKey {
-        OpaquePointer(bitPattern: 0x1000 * number)!
+    private func socket(_ number: Int) -> SocketID {
+        SocketID(value: UInt(0x1000 * number))
     }
 
     /// Accepts and instantiates a socket from `address`; false when refused.

@@ -56,7 +56,7 @@ final class AdmissionTests: XCTestCase {
         XCTAssertEqual(client.closeFrame?.closeReason, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -")
         XCTAssertTrue(client.transport.textFrames.isEmpty, "no welcome before the close")
         XCTAssertEqual(test.metrics.connectionsRefused["room"], 1)
-        XCTAssertFalse(client.connection.admitted)
+        XCTAssertFalse(client.connection.membership.admitted)
     }
 
     func testInvalidDisplayNameIsRefusedWithPolicyViolation() {
@@ -216,7 +216,7 @@ final class AdmissionTests: XCTestCase {
         test.send(client, #"{"type":"ping","id":"early-1"}"#)
         test.send(client, #"{"type":"ping","id":"early-2"}"#)
         XCTAssertTrue(test.messages(of: client).isEmpty)
-        XCTAssertEqual(client.connection.early.count, 2)
+        XCTAssertEqual(client.connection.intake.early.count, 2)
 
         var received: [JSONValue] = []
         test.waitUntil("the welcome and the pongs") {
@@ -225,19 +225,19 @@ final class AdmissionTests: XCTestCase {
         }
         XCTAssertEqual(received.map { $0["type"]?.stringValue }, ["welcome", "pong", "pong"])
         XCTAssertEqual(received.dropFirst().map { $0["id"]?.stringValue }, ["early-1", "early-2"])
-        XCTAssertTrue(client.connection.early.isEmpty)
+        XCTAssertTrue(client.connection.intake.early.isEmpty)
     }
 
     func testTooManyMessagesBeforeTheWelcomeClose() {
         let test = TestServer(store: ScriptedStore(synchronous: false))
         let client = test.connect(room: "slow")
-        for index in 0...MessageIntake.maxEarlyMessages {
+        for index in 0...IntakeState.maxEarlyMessages {
             test.send(client, #"{"type":"ping","id":"\#(index)"}"#)
         }
         test.pump(client)
 
         XCTAssertEqual(client.closeFrame?.closeCode, 1008)
         XCTAssertEqual(client.closeFrame?.closeReason, "too many messages before the welcome")
-        XCTAssertEqual(client.connection.early.count, MessageIntake.maxEarlyMessages)
+        XCTAssertEqual(client.connection.intake.early.count, IntakeState.maxEarlyMessages)
     }
 }

@@ -26,7 +26,7 @@ final class BroadcasterTests: XCTestCase {
         XCTAssertEqual(write?.frames.compactMap { $0.json?["seq"]?.intValue }, [1, 2, 3])
         XCTAssertEqual(reader.transport.malformedWrites, 0)
         XCTAssertFalse(reader.transport.writablePending, "caught up: no further callback asked for")
-        XCTAssertTrue(reader.connection.isCaughtUp)
+        XCTAssertTrue(test.server.broadcaster.isCaughtUp(reader.connection))
     }
 
     func testAckComesRightAfterItsEvent() {
@@ -65,7 +65,7 @@ final class BroadcasterTests: XCTestCase {
             _ = test.messages(of: writer)
         }
         let runtime = test.server.directory["lobby"]!
-        XCTAssertFalse(runtime.log.holds(reader.connection.cursor), "the log gave up the reader's entries")
+        XCTAssertFalse(runtime.log.holds(reader.connection.output.cursor), "the log gave up the reader's entries")
 
         let messages = test.messages(of: reader)
         XCTAssertEqual(messages.map { $0["type"]?.stringValue }, ["resync"])
@@ -74,7 +74,7 @@ final class BroadcasterTests: XCTestCase {
         XCTAssertEqual(messages.first?["presenceCount"]?.intValue, 2)
         XCTAssertEqual(test.metrics.resyncs, 1)
         XCTAssertGreaterThan(test.metrics.outboxDrops, 0)
-        XCTAssertEqual(reader.connection.cursor, runtime.log.end)
+        XCTAssertEqual(reader.connection.output.cursor, runtime.log.end)
     }
 
     func testUnreadRepliesPauseReadingUntilHalfHasDrained() {
@@ -82,24 +82,24 @@ final class BroadcasterTests: XCTestCase {
         // With an extension the transport frames each message: one per callback.
         let client = test.joined(usesExtensions: true)
         var sent = 0
-        while !client.connection.readingPaused && sent < 100 {
+        while !client.connection.output.readingPaused && sent < 100 {
             sent += 1
             test.send(client, #"{"type":"ping","id":"p\#(sent)"}"#)
         }
-        XCTAssertTrue(client.connection.readingPaused)
+        XCTAssertTrue(client.connection.output.readingPaused)
         XCTAssertEqual(client.transport.pauses, 1)
         XCTAssertEqual(test.metrics.readPauses, 1)
-        XCTAssertGreaterThan(client.connection.outbox.queuedBytes, 1024)
+        XCTAssertGreaterThan(client.connection.output.outbox.queuedBytes, 1024)
 
-        let half = client.connection.outbox.limit / 2
+        let half = client.connection.output.outbox.limit / 2
         while test.pumpOnce(client) {
-            if client.connection.outbox.queuedBytes > half {
+            if client.connection.output.outbox.queuedBytes > half {
                 XCTAssertEqual(client.transport.resumes, 0, "still over half: reading stays paused")
             } else {
                 XCTAssertEqual(client.transport.resumes, 1, "at half the client is read again")
             }
         }
-        XCTAssertFalse(client.connection.readingPaused)
+        XCTAssertFalse(client.connection.output.readingPaused)
         XCTAssertEqual(client.transport.textFrames.compactMap { $0.json }.ofType("pong").count, sent,
                        "replies are never dropped")
         XCTAssertTrue(client.transport.writes.dropFirst().allSatisfy { $0.kind == .text })
@@ -108,7 +108,7 @@ final class BroadcasterTests: XCTestCase {
     func testCloseWritesTheCodeAndReasonThenWaitsForTheAcknowledgement() {
         let test = TestServer()
         let client = test.joined()
-        client.connection.close(code: .policyViolation, reason: "go away")
+        test.server.broadcaster.close(client.connection, code: .policyViolation, reason: "go away")
         test.pump(client)
 
         let last = client.transport.writes.last
@@ -117,7 +117,7 @@ final class BroadcasterTests: XCTestCase {
         XCTAssertEqual(last?.frames.first?.closeCode, 1008)
         XCTAssertEqual(last?.frames.first?.closeReason, "go away")
         XCTAssertEqual(client.transport.closeAckWaits, [Broadcaster.closeAckSeconds])
-        XCTAssertTrue(client.connection.closeFrameSent)
+        XCTAssertTrue(client.connection.output.closeFrameSent)
 
         // Nothing follows the close frame.
         let writes = client.transport.writes.count
@@ -131,7 +131,7 @@ final class BroadcasterTests: XCTestCase {
         let reader = test.joined()
         let writer = test.joined()
         test.sendIntent(writer, "face.setHappiness", #""value":90"#)
-        reader.connection.close(code: .messageTooBig, reason: "too big")
+        test.server.broadcaster.close(reader.connection, code: .messageTooBig, reason: "too big")
         test.pump(reader)
 
         XCTAssertEqual(reader.transport.textFrames.count, 1, "only the welcome")
@@ -168,7 +168,7 @@ final class BroadcasterTests: XCTestCase {
         let echo = test.registry.open(transport: transport, kind: .echo, peerAddress: "192.0.2.30",
                                       usesExtensions: false, query: [:], token: nil)
         let client = TestClient(connection: echo, transport: transport)
-        XCTAssertFalse(echo.admitted, "echo connections join no room")
+        XCTAssertFalse(echo.membership.admitted, "echo connections join no room")
         test.receive(client, [1, 2, 3], binary: true, final: true)
         test.receive(client, Array("hel".utf8), binary: false, final: false)
         test.receive(client, Array("lo".utf8), binary: false, final: true)

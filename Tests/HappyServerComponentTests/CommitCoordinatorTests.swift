@@ -37,7 +37,7 @@ final class CommitCoordinatorTests: XCTestCase {
         XCTAssertEqual(store.commitCalls.first?.first?.room, "lobby")
         XCTAssertEqual(store.commitCalls.first?.first?.seq, 0)
         XCTAssertEqual(store.stored("lobby")?.epoch, epoch)
-        XCTAssertFalse(test.server.directory["lobby"]!.creationPending)
+        XCTAssertFalse(test.server.directory["lobby"]!.commits.creationPending)
     }
 
     func testIntentsOfOneTurnAreRecordedInOneCommit() {
@@ -113,7 +113,7 @@ final class CommitCoordinatorTests: XCTestCase {
         XCTAssertFalse(test.server.coordinator.storeHealthy)
         XCTAssertEqual(test.metrics.storeFailures, 1)
         XCTAssertEqual(test.metrics.intentErrors["unavailable"], 2)
-        XCTAssertEqual(client.connection.pendingIntents, 0)
+        XCTAssertEqual(client.connection.commits.pending, 0)
 
         let health = test.request("GET", "/healthz")
         XCTAssertEqual(health.status, 503)
@@ -176,17 +176,20 @@ final class CommitCoordinatorTests: XCTestCase {
     }
 
     func testShutdownClosesClientsOnlyAfterTheCommitInFlight() {
-        let store = ScriptedStore(synchronous: false)
-        let (test, clients) = serverWithRoom(store)
-        let client = clients[0]
+        let stepped = SteppedStore(ScriptedStore(synchronous: false))
+        let test = TestServer(stepped: stepped)
+        let client = test.connect()
+        stepped.runAll()
+        XCTAssertEqual(test.types(of: client), ["welcome"])
         test.sendIntent(client, "face.setHappiness", id: "last", #""value":60"#)
         test.turn()  // in flight
+        XCTAssertEqual(stepped.pending, [.commit(["lobby", "lobby"])], "the room's creation and the intent, in one batch")
         test.server.beginShutdown(signal: 0)
         test.turn()
         test.pump(client)
         XCTAssertNil(client.closeFrame, "the intent in flight is answered first")
 
-        test.waitUntil("the commit") { test.server.coordinator.isIdle }
+        stepped.runAll()
         test.turn()
         test.pump(client)
         let frames = client.transport.frames.dropFirst()

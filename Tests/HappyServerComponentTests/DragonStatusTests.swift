@@ -1,4 +1,5 @@
 import HappyCore
+import HappyRender
 @testable import HappyServer
 import XCTest
 
@@ -9,28 +10,27 @@ final class DragonStatusTests: XCTestCase {
         let test = TestServer()
         let client = test.joined()
         let runtime = test.server.directory["lobby"]!
-        XCTAssertEqual(runtime.dragonStatus, DragonStatus.seedInitial)
+        XCTAssertEqual(runtime.room?.dragonStatus, DragonStatus.seedInitial)
 
         test.sendIntent(client, "dragon.forward")
-        XCTAssertEqual(runtime.dragonStatus, "forward, (x,y) = (20, 10)")
+        XCTAssertEqual(runtime.room?.dragonStatus, "forward, (x,y) = (20, 10)")
         test.sendIntent(client, "dragon.forward")
         test.sendIntent(client, "dragon.back")
-        XCTAssertEqual(runtime.dragonStatus, "back, (x,y) = (20, 10)")
+        XCTAssertEqual(runtime.room?.dragonStatus, "back, (x,y) = (20, 10)")
         test.sendIntent(client, "dragon.toggleHidden")
-        XCTAssertEqual(runtime.dragonStatus, "hide")
+        XCTAssertEqual(runtime.room?.dragonStatus, "hide")
         test.sendIntent(client, "face.setHappiness", #""value":10"#)
-        XCTAssertEqual(runtime.dragonStatus, "hide", "other events leave the label")
+        XCTAssertEqual(runtime.room?.dragonStatus, "hide", "other events leave the label")
         test.sendIntent(client, "room.reset")
-        XCTAssertEqual(runtime.dragonStatus, DragonStatus.seedInitial)
+        XCTAssertEqual(runtime.room?.dragonStatus, DragonStatus.seedInitial)
         XCTAssertEqual(test.types(of: client).filter { $0 == "ack" }.count, 6)
     }
 
     func testLabelStartsFromTheArtsInitialText() throws {
         let test = TestServer()
-        try test.server.frames.load(webRoot: TestServer.webRoot, inbox: test.server.inbox)
-        let initial = test.server.directory.dragonStatus.initial
+        let art = try SceneArt.load(path: TestServer.webRoot + "/" + FrameService.artPath)
         _ = test.joined(room: "art")
-        XCTAssertEqual(test.server.directory["art"]?.dragonStatus, initial)
+        XCTAssertEqual(test.server.directory["art"]?.room?.dragonStatus, art.panel.status.initial)
     }
 
     func testLabelIsRecoveredFromTheStoredHistory() {
@@ -44,7 +44,7 @@ final class DragonStatusTests: XCTestCase {
         // Another server over the same store reads the room back.
         let second = TestServer(store: store)
         _ = second.joined(room: "cave")
-        XCTAssertEqual(second.server.directory["cave"]?.dragonStatus, "forward, (x,y) = (20, 10)")
+        XCTAssertEqual(second.server.directory["cave"]?.room?.dragonStatus, "forward, (x,y) = (20, 10)")
         XCTAssertEqual(second.server.directory["cave"]?.room?.committed.seq, 2)
     }
 }

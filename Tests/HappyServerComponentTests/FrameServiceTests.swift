@@ -8,16 +8,9 @@ import XCTest
 final class FrameServiceTests: XCTestCase {
     private static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    /// A server whose renderer has the repository's art.
+    /// A server whose renderer has the repository's art (every server loads it when built).
     private func serverWithArt(_ config: HappyConfig = TestServer.config()) throws -> TestServer {
-        let test = TestServer(config: config)
-        do {
-            try test.server.frames.load(webRoot: TestServer.webRoot, inbox: test.server.inbox)
-        } catch {
-            XCTFail("the art in \(TestServer.webRoot) did not load: \(error)")
-            throw error
-        }
-        return test
+        TestServer(config: config)
     }
 
     func testEtagNamesEpochSeqViewSizeAndStep() {
@@ -112,19 +105,23 @@ final class FrameServiceTests: XCTestCase {
         XCTAssertEqual(frame.json?["message"]?.stringValue, "w must be an integer from 16 to 2048")
     }
 
-    func testFrameWithoutTheArtIsUnavailable() {
-        let test = TestServer()
-        let frame = test.request("GET", "/frame/face.png")
-        XCTAssertEqual(frame.status, 503)
-        XCTAssertEqual(frame.json?["code"]?.stringValue, "unavailable")
-        XCTAssertEqual(frame.json?["message"]?.stringValue, "frames are not available")
+    func testServerWithoutTheArtIsNotBuilt() throws {
+        let webRoot = FileManager.default.temporaryDirectory.appendingPathComponent("happy-no-art-\(getpid())")
+        try FileManager.default.createDirectory(at: webRoot, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: webRoot) }
+        var config = TestServer.config()
+        config.webRoot = webRoot.path
+        XCTAssertThrowsError(try HappyServer(config: config, store: MemoryRoomStore(historySize: 10),
+                                             logger: Logger(level: .error))) { error in
+            XCTAssertTrue("\(error)".contains(FrameService.artPath), "names the missing art: \(error)")
+        }
     }
 
     func testStreamStartsAMultipartResponseAndSendsTheFirstFrame() throws {
         let test = try serverWithArt()
         let stream = test.begin("GET", "/stream/face.png", query: ["w": "32", "h": "32"])
 
-        XCTAssertEqual(test.server.frames.streams.open.count, 1)
+        XCTAssertEqual(test.server.streams.open.count, 1)
         XCTAssertEqual(test.metrics.streamsOpened, 1)
         XCTAssertTrue(stream.transport.keptOpenWithoutTimeout)
         XCTAssertEqual(stream.transport.sendBufferLimits, [FrameStreams.socketSendBufferBytes])
@@ -145,8 +142,8 @@ final class FrameServiceTests: XCTestCase {
         XCTAssertFalse(stream.transport.finalWritten, "a stream runs until its client goes")
 
         stream.exchange.finish()  // the client hung up
-        XCTAssertTrue(test.server.frames.streams.open.isEmpty)
-        XCTAssertTrue(test.server.directory["lobby"]?.frameStreams.isEmpty == true)
+        XCTAssertTrue(test.server.streams.open.isEmpty)
+        XCTAssertTrue(test.server.directory["lobby"]?.streams.isEmpty == true)
     }
 
     func testStreamsAreRefusedWhileShuttingDown() throws {
@@ -155,6 +152,6 @@ final class FrameServiceTests: XCTestCase {
         let stream = test.request("GET", "/stream/face.png")
         XCTAssertEqual(stream.status, 503)
         XCTAssertEqual(stream.json?["message"]?.stringValue, "server shutting down")
-        XCTAssertTrue(test.server.frames.streams.open.isEmpty)
+        XCTAssertTrue(test.server.streams.open.isEmpty)
     }
 }

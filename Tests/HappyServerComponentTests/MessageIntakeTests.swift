@@ -64,7 +64,7 @@ final class MessageIntakeTests: XCTestCase {
         test.receive(client, half, binary: false, final: false)
         test.pump(client)
         XCTAssertEqual(client.closeFrame?.closeCode, 1009, "two fragments over the limit together")
-        XCTAssertTrue(client.connection.partial.isEmpty)
+        XCTAssertTrue(client.connection.intake.assembler.isAssembling == false)
     }
 
     func testPingIsAnsweredWithPongCarryingItsIdAndTheServerTime() {
@@ -92,7 +92,7 @@ final class MessageIntakeTests: XCTestCase {
         test.send(client, #"{"type":"ping","id":"2"}"#)
         test.sendIntent(client, "face.setHappiness", id: "3", #""value":70"#)
         test.send(client, #"{"type":"ping","id":"4"}"#)
-        XCTAssertNil(client.connection.closeRequest)
+        XCTAssertNil(client.connection.output.closeRequest)
         test.send(client, #"{"type":"ping","id":"5"}"#)  // the third refusal within the window
         test.send(client, #"{"type":"ping","id":"6"}"#)  // ignored: the connection is closing
         let answers = test.messages(of: client)
@@ -142,6 +142,6 @@ final class MessageIntakeTests: XCTestCase {
         test.send(client, #"{"type":"ping"}"#)
         test.advance(by: 19)
         test.sweep()
-        XCTAssertFalse(client.connection.keepalive.pingDue, "heard from 19 s ago: no ping yet")
+        XCTAssertFalse(client.connection.output.pingDue, "heard from 19 s ago: no ping yet")
     }
 }

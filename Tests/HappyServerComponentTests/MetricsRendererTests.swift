@@ -69,7 +69,7 @@ final class MetricsRendererTests: XCTestCase {
         let leaving = test.joined(room: "two")
         test.close(leaving)
         test.time.advance(by: 30)
-        let gauges = test.server.gauges()
+        let gauges = test.server.status.gauges()
 
         XCTAssertEqual(gauges.connections, 1)
         XCTAssertEqual(gauges.rooms, 2)

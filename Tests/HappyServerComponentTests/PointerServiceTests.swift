@@ -111,7 +111,7 @@ final class PointerServiceTests: XCTestCase {
             harness.server.pointers.tick()
         }
         XCTAssertGreaterThan(harness.metrics.pointerSkips, 0, "the slow client was skipped")
-        XCTAssertFalse(slow.connection.needsResync, "pointers never cause a resync")
+        XCTAssertFalse(slow.connection.output.needsResync, "pointers never cause a resync")
         XCTAssertEqual(harness.metrics.resyncs, 0)
 
         // Bob's pointer goes while the slow client is still skipped.

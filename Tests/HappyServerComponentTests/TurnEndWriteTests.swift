@@ -22,7 +22,7 @@ final class TurnEndWriteTests: XCTestCase {
         XCTAssertEqual(reader.transport.writableRequests, requestsBefore, "no writable callback asked for")
         XCTAssertEqual(reader.transport.writes.count, writesBefore + 1, "both events in one write")
         XCTAssertEqual(reader.transport.writes.last?.frames.compactMap { $0.json?["seq"]?.intValue }, [1, 2])
-        XCTAssertTrue(reader.connection.isCaughtUp)
+        XCTAssertTrue(test.server.broadcaster.isCaughtUp(reader.connection))
         XCTAssertEqual(test.types(of: writer).filter { $0 == "event" }.count, 2)
     }
 
@@ -51,7 +51,7 @@ final class TurnEndWriteTests: XCTestCase {
 
         test.server.broadcaster.writingAfter {
             test.sendIntent(client, "face.setHappiness", #""value":60"#)
-            client.connection.close(code: .goingAway, reason: "bye", afterDrain: true)
+            test.server.broadcaster.close(client.connection, code: .goingAway, reason: "bye", afterDrain: true)
         }
 
         XCTAssertEqual(client.transport.writes.count, writesBefore, "a close is written in the callback only")

@@ -21,20 +21,32 @@ public struct AppliedIntent: Sendable {
 /// One room's ordered life: the reducer applied to a *working* state that runs
 /// ahead while changes are being recorded, and the *committed* state that
 /// readers see. A failed write rolls the working state back, so nothing that
-/// was not recorded is ever shown or acknowledged.
+/// was not recorded is ever shown or acknowledged. The dragon panel's status
+/// label follows the committed events here, and nowhere else.
 public final class Room<HistoryElement> {
     public let name: String
     public private(set) var epoch: String
     public private(set) var committed: RoomSnapshot
     public private(set) var working: RoomSnapshot
-    public var history: HistoryRing<HistoryElement>
+    public private(set) var history: HistoryRing<HistoryElement>
+    /// The label's texts (the art's initial one).
+    public let labels: DragonStatus
+    /// The dragon panel's status label after the committed state.
+    public private(set) var dragonStatus: String
 
-    public init(name: String, epoch: String, snapshot: RoomSnapshot, historyCapacity: Int) {
+    /// `history`: recorded events, oldest first; `dragonStatus` is the label
+    /// after them (nil: the initial one).
+    public init(name: String, epoch: String, snapshot: RoomSnapshot, historyCapacity: Int,
+                history: [(seq: UInt64, element: HistoryElement)] = [], labels: DragonStatus = DragonStatus(),
+                dragonStatus: String? = nil) {
         self.name = name
         self.epoch = epoch
         committed = snapshot
         working = snapshot
-        history = HistoryRing(capacity: historyCapacity)
+        self.history = HistoryRing(capacity: historyCapacity)
+        for event in history { self.history.append(seq: event.seq, event.element) }
+        self.labels = labels
+        self.dragonStatus = dragonStatus ?? labels.initial
     }
 
     public var hasUncommittedChanges: Bool { working.seq != committed.seq || working.scene != committed.scene }
@@ -56,6 +68,7 @@ public final class Room<HistoryElement> {
     public func commit(_ event: RoomEvent, historyElement: HistoryElement) {
         committed = RoomSnapshot(seq: event.seq, scene: event.state)
         history.append(seq: event.seq, historyElement)
+        if let text = labels.after(event.name, dragon: event.state.dragon) { dragonStatus = text }
     }
 
     /// Forgets working changes that could not be recorded.
@@ -64,18 +77,25 @@ public final class Room<HistoryElement> {
     }
 
     /// Takes events recorded elsewhere (another node) that follow the
-    /// committed state directly, ending at `snapshot`. Working changes are dropped.
-    public func catchUp(to snapshot: RoomSnapshot, events: [(seq: UInt64, element: HistoryElement)]) {
+    /// committed state directly, ending at `snapshot`. Working changes are
+    /// dropped. `dragonStatus`: the label after them (nil: unchanged).
+    public func catchUp(to snapshot: RoomSnapshot, events: [(seq: UInt64, element: HistoryElement)],
+                        dragonStatus: String? = nil) {
         for event in events { history.append(seq: event.seq, event.element) }
         committed = snapshot
         working = snapshot
+        if let dragonStatus { self.dragonStatus = dragonStatus }
     }
 
-    /// Replaces the whole state (a newer version read from a shared store).
-    public func replace(epoch: String, snapshot: RoomSnapshot) {
+    /// Replaces the whole state (a newer version read from a shared store),
+    /// with the recorded events it holds and the label after them.
+    public func replace(epoch: String, snapshot: RoomSnapshot, history events: [(seq: UInt64, element: HistoryElement)] = [],
+                        dragonStatus: String? = nil) {
         if epoch != self.epoch || snapshot.seq < committed.seq { history.removeAll() }
         self.epoch = epoch
         committed = snapshot
         working = snapshot
+        for event in events { history.append(seq: event.seq, event.element) }
+        self.dragonStatus = dragonStatus ?? labels.initial
     }
 }

@@ -1,5 +1,11 @@
 import HappyCore
 
+/// Who gets the answer to an intent.
+enum ReplyTarget {
+    case connection(Connection)
+    case http(HTTPExchange)
+}
+
 /// An intent applied to a room's working state, waiting for its record.
 struct PendingIntent {
     let runtime: RoomRuntime
@@ -19,11 +25,19 @@ struct CommitPipeline {
     struct Batch {
         let id: UInt64
         let intents: [PendingIntent]
+        /// One commit per room, in the order of `rooms`.
         let commits: [RoomCommit]
+        let rooms: [RoomRuntime]
+
+        /// The room of the commit for `name`, and that commit.
+        func commit(of name: String) -> (runtime: RoomRuntime, commit: RoomCommit)? {
+            guard let index = commits.firstIndex(where: { $0.room == name }) else { return nil }
+            return (rooms[index], commits[index])
+        }
     }
 
     private(set) var open: [PendingIntent] = []
-    private var openCreations: [RoomCommit] = []
+    private var openCreations: [(commit: RoomCommit, runtime: RoomRuntime)] = []
     private(set) var inFlight: Batch?
     private var nextBatchID: UInt64 = 1
     private var nextCommitSerial: UInt64 = 1
@@ -36,20 +50,22 @@ struct CommitPipeline {
     }
 
     /// Records a room that was just created, so its epoch is kept.
-    mutating func appendCreation(_ commit: RoomCommit) {
-        openCreations.append(commit)
+    mutating func appendCreation(_ commit: RoomCommit, of runtime: RoomRuntime) {
+        openCreations.append((commit, runtime))
     }
 
-    /// Takes the open intents as the next batch, if none is in flight.
-    /// With history, each event carries the dragon's label after it (`labels`).
-    mutating func startBatch(withHistory: Bool, labels: DragonStatus = DragonStatus()) -> Batch? {
+    /// Takes the open intents as the next batch, if none is in flight. With
+    /// history, each event carries the dragon's label after it.
+    mutating func startBatch(withHistory: Bool) -> Batch? {
         guard inFlight == nil, hasWork else { return nil }
-        var commits = openCreations + Self.commits(for: open, withHistory: withHistory, labels: labels)
+        let built = Self.commits(for: open, withHistory: withHistory)
+        var commits = openCreations.map(\.commit) + built.commits
         for index in commits.indices {
             commits[index].serial = nextCommitSerial
             nextCommitSerial += 1
         }
-        let batch = Batch(id: nextBatchID, intents: open, commits: commits)
+        let batch = Batch(id: nextBatchID, intents: open, commits: commits,
+                          rooms: openCreations.map(\.runtime) + built.rooms)
         nextBatchID += 1
         open.removeAll(keepingCapacity: true)
         openCreations.removeAll()
@@ -82,9 +98,9 @@ struct CommitPipeline {
     /// followed from the room's recorded label (one batch is in flight at a
     /// time, so that label is up to date when the next batch starts).
     /// A batch rarely spans more than a few rooms: a linear search beats hashing.
-    static func commits(for intents: [PendingIntent], withHistory: Bool,
-                        labels: DragonStatus = DragonStatus()) -> [RoomCommit] {
+    static func commits(for intents: [PendingIntent], withHistory: Bool) -> (commits: [RoomCommit], rooms: [RoomRuntime]) {
         var commits: [RoomCommit] = []
+        var rooms: [RoomRuntime] = []
         var roomLabels: [String] = []
         for intent in intents {
             guard let event = intent.applied.event, let frame = intent.frame,
@@ -96,13 +112,14 @@ struct CommitPipeline {
             } else {
                 commits.append(RoomCommit(room: event.room, epoch: room.epoch, baseSeq: event.seq - 1, seq: event.seq,
                                           scene: event.state, events: []))
-                roomLabels.append(intent.runtime.dragonStatus)
+                rooms.append(intent.runtime)
+                roomLabels.append(room.dragonStatus)
                 index = commits.count - 1
             }
             guard withHistory, let index else { continue }
-            if let label = labels.after(event.name, dragon: event.state.dragon) { roomLabels[index] = label }
+            if let label = room.labels.after(event.name, dragon: event.state.dragon) { roomLabels[index] = label }
             commits[index].events.append(StoredEvent(seq: event.seq, json: frame.payload, dragonStatus: roomLabels[index]))
         }
-        return commits
+        return (commits, rooms)
     }
 }

@@ -2,14 +2,91 @@ import Dispatch
 import HappyCore
 import Synchronization
 
-/// Runs store calls off the service thread, one at a time and in order, and
-/// posts their results to the wake-up inbox. A synchronous store (memory)
-/// is called inline instead.
-final class StoreWorker: Sendable {
+/// How the server reaches its store: room loads, group commits and reads of
+/// the past. Completions always run on the service thread: at once for a
+/// synchronous store (memory), through the wake-up inbox for one on the
+/// store worker's threads (SQLite, Redis), or when a test says so.
+protocol StoreAccess: AnyObject {
+    var kind: String { get }
+    /// The store keeps each room's events (history, past states).
+    var keepsHistory: Bool { get }
+    /// Calls finish before they return (the memory store).
+    var isSynchronous: Bool { get }
+    /// Reads a room, `delay` seconds from now (0: at once).
+    func load(_ name: String, after delay: Double, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void)
+    /// Records one batch's commits, `delay` seconds from now (a batch in doubt sent again).
+    func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void)
+    /// Reads the store's past (history pages, past states), beside the writes.
+    func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
+                     completion: @escaping (Result<Value, StoreError>) -> Void)
+    /// Waits for queued work, then closes the store.
+    func close()
+}
+
+/// What one store call for a batch returned, and how long it took.
+struct CommitResult {
+    var outcome: Result<[CommitConflict], StoreError>
+    var seconds: Double
+}
+
+extension StoreAccess {
+    func load(_ name: String, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void) {
+        load(name, after: 0, completion: completion)
+    }
+}
+
+/// The store's own calls, each made into a `Result`.
+enum StoreCall {
+    static func load(_ store: any RoomStore, _ name: String) -> Result<StoredRoom?, StoreError> {
+        do throws(StoreError) { return .success(try store.loadRoom(named: name)) } catch { return .failure(error) }
+    }
+
+    static func commit(_ store: any RoomStore, _ commits: [RoomCommit]) -> CommitResult {
+        let started = SystemTime.monotonicSeconds()
+        let outcome: Result<[CommitConflict], StoreError>
+        do throws(StoreError) { outcome = .success(try store.commit(commits)) } catch { outcome = .failure(error) }
+        return CommitResult(outcome: outcome, seconds: SystemTime.monotonicSeconds() - started)
+    }
+}
+
+/// A synchronous store (memory), called inline on the service thread. It
+/// never fails in doubt and is never shared, so nothing is ever delayed.
+final class InlineStore: StoreAccess {
+    let store: any RoomStore
+
+    init(_ store: any RoomStore) {
+        self.store = store
+    }
+
+    var kind: String { store.kind }
+    var keepsHistory: Bool { store.keepsHistory }
+    var isSynchronous: Bool { true }
+
+    func load(_ name: String, after delay: Double, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void) {
+        completion(StoreCall.load(store, name))
+    }
+
+    func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void) {
+        completion(StoreCall.commit(store, commits))
+    }
+
+    func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
+                     completion: @escaping (Result<Value, StoreError>) -> Void) {
+        completion(read(store))
+    }
+
+    func close() {
+        store.close()
+    }
+}
+
+/// Runs store calls off the service thread, loads and commits one at a time
+/// and in order, reads of the past on a queue of their own (stores read on
+/// a connection of their own); results come back through the wake-up inbox.
+final class StoreWorker: StoreAccess, Sendable {
     let store: any RoomStore
     private let inbox: WakeInbox
     private let queue = DispatchQueue(label: "happy.store")
-    /// History reads, beside the writes (stores read on a connection of their own).
     private let readQueue = DispatchQueue(label: "happy.store.read")
     /// Set once closing: work scheduled for later is dropped.
     private let closed = Atomic<Bool>(false)
@@ -19,60 +96,45 @@ final class StoreWorker: Sendable {
         self.inbox = inbox
     }
 
-    var isSynchronous: Bool { store.isSynchronous }
+    var kind: String { store.kind }
+    var keepsHistory: Bool { store.keepsHistory }
+    var isSynchronous: Bool { false }
 
-    func load(_ name: String) {
-        let store = self.store, inbox = self.inbox
-        queue.async {
-            let result: Result<StoredRoom?, StoreError>
-            do throws(StoreError) { result = .success(try store.loadRoom(named: name)) } catch { result = .failure(error) }
-            inbox.post(.roomLoaded(room: name, result: result))
-        }
+    func load(_ name: String, after delay: Double, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void) {
+        let store = self.store
+        run(after: delay, completion) { StoreCall.load(store, name) }
     }
 
-    /// Reads a room again (a shared store may have moved on).
-    func refresh(_ name: String) {
-        let store = self.store, inbox = self.inbox
-        queue.async {
-            let result: Result<StoredRoom?, StoreError>
-            do throws(StoreError) { result = .success(try store.loadRoom(named: name)) } catch { result = .failure(error) }
-            inbox.post(.roomRefreshed(room: name, result: result))
-        }
+    func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void) {
+        let store = self.store
+        run(after: delay, completion) { StoreCall.commit(store, commits) }
     }
 
-    /// Records a batch; `after`: sends it again after that many seconds (a
-    /// batch in doubt), leaving the queue free for other work meanwhile.
-    func commit(batch: UInt64, _ commits: [RoomCommit], after delay: Double = 0) {
-        let store = self.store, inbox = self.inbox
-        let run: @Sendable () -> Void = { [self] in
-            if delay > 0 && closed.load(ordering: .relaxed) { return }
-            let started = SystemTime.monotonicSeconds()
-            let result: Result<[CommitConflict], StoreError>
-            do throws(StoreError) { result = .success(try store.commit(commits)) } catch { result = .failure(error) }
-            inbox.post(.commitFinished(batch: batch, result: result, seconds: SystemTime.monotonicSeconds() - started))
-        }
-        if delay > 0 { queue.asyncAfter(deadline: .now() + delay, execute: run) } else { queue.async(execute: run) }
-    }
-
-    /// Reads a room again after `delay` seconds (a refresh that failed while the store was away).
-    func refresh(_ name: String, after delay: Double) {
-        queue.asyncAfter(deadline: .now() + delay) { [self] in
-            if !closed.load(ordering: .relaxed) { refresh(name) }
-        }
-    }
-
-    /// Runs `read` on the read queue; its result comes back through the inbox to `completion`.
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
                      completion: @escaping (Result<Value, StoreError>) -> Void) {
         let store = self.store, inbox = self.inbox
-        let delivery = UncheckedCompletion(completion)
+        let delivery = ServiceThreadCallback(completion)
         readQueue.async {
             let result = read(store)
-            inbox.post(.task(ServiceThreadTask { delivery.completion(result) }))
+            inbox.post(.task(ServiceThreadTask { delivery.call(result) }))
         }
     }
 
-    /// Waits for queued work, then closes the store.
+    /// Runs `call` on the store queue (after `delay` seconds, leaving the
+    /// queue free meanwhile) and hands its result to `completion` on the
+    /// service thread.
+    private func run<Value>(after delay: Double, _ completion: @escaping (Value) -> Void,
+                            _ call: @escaping @Sendable () -> Value) {
+        let inbox = self.inbox
+        let delivery = ServiceThreadCallback(completion)
+        let job: @Sendable () -> Void = { [self] in
+            if delay > 0 && closed.load(ordering: .relaxed) { return }
+            let result = call()
+            inbox.post(.task(ServiceThreadTask { delivery.call(result) }))
+        }
+        if delay > 0 { queue.asyncAfter(deadline: .now() + delay, execute: job) } else { queue.async(execute: job) }
+    }
+
     func close() {
         let store = self.store
         closed.store(true, ordering: .relaxed)
@@ -81,8 +143,16 @@ final class StoreWorker: Sendable {
     }
 }
 
-/// A service-thread callback carried through another thread untouched.
-private struct UncheckedCompletion<Value>: @unchecked Sendable {
-    let completion: (Result<Value, StoreError>) -> Void
-    init(_ completion: @escaping (Result<Value, StoreError>) -> Void) { self.completion = completion }
+/// A service-thread callback carried through another thread untouched and
+/// called again only on the service thread (inside a `ServiceThreadTask`).
+struct ServiceThreadCallback<Value>: @unchecked Sendable {
+    private let body: (Value) -> Void
+
+    init(_ body: @escaping (Value) -> Void) {
+        self.body = body
+    }
+
+    func call(_ value: Value) {
+        body(value)
+    }
 }

@@ -1,5 +1,11 @@
 import HappyCore
 
+/// An accepted socket, as the transport names it: the same value from
+/// accept to close, never shared by two sockets open at once.
+struct SocketID: Hashable {
+    let value: UInt
+}
+
 /// A cap on open TCP connections per client address, checked when a socket
 /// is accepted (before any bytes are read), so one host cannot take every
 /// slot or hold the server with half-sent requests.
@@ -8,8 +14,6 @@ import HappyCore
 /// at accept: each request's headers name its client (`X-Forwarded-For`), and
 /// the connection is counted under that client from then on.
 final class AddressLimits {
-    /// An accepted socket, as the transport names it (stable while it is open).
-    typealias SocketKey = OpaquePointer
 
     private let cap: Int
     private let trustedProxies: TrustedProxies
@@ -17,7 +21,7 @@ final class AddressLimits {
     private let logger: Logger
     private(set) var connectionsByAddress: [String: Int] = [:]
     private var acceptedAddresses: [Int32: String] = [:]
-    private var addressBySocket: [SocketKey: String] = [:]
+    private var addressBySocket: [SocketID: String] = [:]
     private var refusalsLogged: [String: Int] = [:]
 
     init(cap: Int, trustedProxies: TrustedProxies, metrics: Metrics, logger: Logger) {
@@ -36,14 +40,14 @@ final class AddressLimits {
     }
 
     /// The accepted socket `fd` has its key now.
-    func instantiated(_ socket: SocketKey, fd: Int32) {
+    func instantiated(_ socket: SocketID, fd: Int32) {
         guard let address = acceptedAddresses.removeValue(forKey: fd) else { return }
         addressBySocket[socket] = address
         connectionsByAddress[address, default: 0] += 1
     }
 
     /// The socket is gone.
-    func destroyed(_ socket: SocketKey) {
+    func destroyed(_ socket: SocketID) {
         uncount(socket)
     }
 
@@ -51,7 +55,7 @@ final class AddressLimits {
     /// For a trusted proxy's connection the client comes from `forwardedFor`,
     /// and the connection moves to that client's count (a refused request
     /// leaves it counted for nobody).
-    func admitRequest(on socket: SocketKey, peer: String, forwardedFor: () -> String?) -> (client: String, admitted: Bool) {
+    func admitRequest(on socket: SocketID, peer: String, forwardedFor: () -> String?) -> (client: String, admitted: Bool) {
         let counted = addressBySocket[socket]
         guard !trustedProxies.isEmpty, trustedProxies.trusts(peer) else { return (counted ?? peer, true) }
         let client = trustedProxies.clientAddress(peer: peer, forwardedFor: forwardedFor())
@@ -64,7 +68,7 @@ final class AddressLimits {
     }
 
     /// The client address a socket is counted under, else `peer`.
-    func clientAddress(of socket: SocketKey, peer: String) -> String {
+    func clientAddress(of socket: SocketID, peer: String) -> String {
         addressBySocket[socket] ?? peer
     }
 
@@ -80,7 +84,7 @@ final class AddressLimits {
         return true
     }
 
-    private func uncount(_ socket: SocketKey) {
+    private func uncount(_ socket: SocketID) {
         guard let address = addressBySocket.removeValue(forKey: socket) else { return }
         let remaining = connectionsByAddress[address, default: 1] - 1
         if remaining > 0 {

@@ -26,11 +26,11 @@ final class ConnectionRegistry {
     private let logger: Logger
     private let clock: ServiceClock
     /// Hands freed heap back to the system (the transport's allocator hook).
-    var releaseFreeMemory: () -> Void = {}
+    private let releaseFreeMemory: () -> Void
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
          broadcaster: Broadcaster, pointers: PointerService, clusterBus: (any ClusterBus)?, lifecycle: ServerLifecycle,
-         metrics: Metrics, logger: Logger, clock: ServiceClock) {
+         metrics: Metrics, logger: Logger, clock: ServiceClock, releaseFreeMemory: @escaping () -> Void = {}) {
         self.config = config
         rules = config.sceneRules
         self.directory = directory
@@ -43,6 +43,7 @@ final class ConnectionRegistry {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        self.releaseFreeMemory = releaseFreeMemory
     }
 
     private var keepalivePolicy: Keepalive.Policy {
@@ -61,7 +62,7 @@ final class ConnectionRegistry {
         let connection = Connection(
             transport: transport, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
             peerAddress: peerAddress, usesExtensions: usesExtensions, limits: config.limits, now: clock.fresh())
-        connection.listIndex = connections.count
+        connection.membership.listed(at: connections.count)
         connections.append(connection)
         metrics.connectionsOpened += 1
         releaseMemoryAfterChurn(threshold: 512)
@@ -71,32 +72,32 @@ final class ConnectionRegistry {
 
     /// The connection is gone (closed by either side or dropped).
     func closed(_ connection: Connection) {
-        connection.isClosed = true
+        connection.membership.closed()
         removeFromList(connection)
         metrics.connectionsClosed += 1
         leave(connection)
         if connection.kind == .happy {
-            logger.info("close", ["id": connection.participant.id, "room": connection.roomName,
-                                  "code": connection.closeRequest.map { "\($0.code)" } ?? "by peer",
+            logger.info("close", ["id": connection.participant.id, "room": connection.membership.roomName,
+                                  "code": connection.output.closeRequest.map { "\($0.code)" } ?? "by peer",
                                   "seconds": String(format: "%.1f", clock.fresh() - connection.openedAt)])
         }
     }
 
     private func removeFromList(_ connection: Connection) {
-        let index = connection.listIndex
+        let index = connection.membership.listIndex
         guard index >= 0, index < connections.count, connections[index] === connection else { return }
         let last = connections.removeLast()
         if index < connections.count {
             connections[index] = last
-            last.listIndex = index
+            last.membership.listed(at: index)
         }
-        connection.listIndex = -1
+        connection.membership.unlisted()
     }
 
     /// Every client closes with 1001 once it has what was recorded.
     func closeAll(reason: String) {
         for connection in connections {
-            connection.close(code: .goingAway, reason: reason, afterDrain: true)
+            broadcaster.close(connection, code: .goingAway, reason: reason, afterDrain: true)
         }
     }
 
@@ -115,13 +116,13 @@ final class ConnectionRegistry {
             guard Names.isValidDisplayName(name) else {
                 return refuse(connection, .policyViolation, "invalid name: use 1-32 printable characters", reason: "name")
             }
-            connection.participant.name = name
+            connection.membership.rename(name)
         }
         switch access.authorize(token: token, room: roomName) {
         case .allowed(let role, let name):
-            connection.role = role
+            connection.membership.grant(role)
             // With access tokens the name is the token's subject, whatever `name=` says.
-            if let name { connection.participant.name = name }
+            if let name { connection.membership.rename(name) }
         case .refused(let message):
             return refuse(connection, .policyViolation, message, reason: "token")
         }
@@ -133,13 +134,9 @@ final class ConnectionRegistry {
         guard runtime.isOccupied || directory.occupiedCount < config.limits.maxRooms else {
             return refuse(connection, .tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)", reason: "maxRooms")
         }
-        connection.admitted = true
+        connection.membership.admit(room: roomName, resume: (query["since"].flatMap { UInt64($0) }, query["epoch"]))
         admittedCount += 1
-        runtime.wasUsed = true
-        connection.roomName = roomName
-        connection.room = runtime
-        connection.resume = (query["since"].flatMap { UInt64($0) }, query["epoch"])
-        directory.changeOccupancy(of: runtime) { runtime.reservedSeats += 1 }
+        directory.reserveSeat(for: connection, in: runtime)
         logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
                               "room": roomName, "peer": connection.peerAddress])
         // Strong captures: weak references would give these hot objects a
@@ -150,15 +147,15 @@ final class ConnectionRegistry {
     private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ message: String, reason: String) {
         metrics.countRefusal(reason)
         logger.info("refused", ["reason": reason, "code": "\(code)", "peer": connection.peerAddress, "detail": message])
-        connection.close(code: code, reason: message)
+        broadcaster.close(connection, code: code, reason: message)
     }
 
     private func join(_ connection: Connection, _ runtime: RoomRuntime) {
-        directory.changeOccupancy(of: runtime) { runtime.reservedSeats -= 1 }
-        guard !connection.isClosed, connection.closeRequest == nil else { return }
+        directory.endReservation(in: runtime)
+        guard !connection.isClosed, connection.output.closeRequest == nil else { return }
         guard let room = runtime.room else {
-            connection.close(code: .internalError,
-                             reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
+            broadcaster.close(connection, code: .internalError,
+                              reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
         }
         // The others hear of the newcomer first; the newcomer starts reading
@@ -168,11 +165,11 @@ final class ConnectionRegistry {
             broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
                 joined: connection.participant, headroom: OutboundFrame.headroom)), in: runtime)
         }
-        directory.changeOccupancy(of: runtime) { runtime.add(connection) }
-        connection.joined = true
-        connection.cursor = runtime.log.end
+        directory.seat(connection, in: runtime)
+        broadcaster.joined(connection, runtime)
 
-        let decision = ResumeDecision.decide(since: connection.resume.since, epoch: connection.resume.epoch,
+        let resume = connection.membership.resume
+        let decision = ResumeDecision.decide(since: resume.since, epoch: resume.epoch,
                                              roomEpoch: room.epoch, roomSeq: room.committed.seq,
                                              history: room.history)
         var welcome = Welcome(
@@ -194,15 +191,13 @@ final class ConnectionRegistry {
 
     /// Takes a closed connection out of its room and tells the others.
     private func leave(_ connection: Connection) {
-        guard connection.admitted else { return }
-        connection.admitted = false
+        guard connection.membership.release() else { return }
         admittedCount -= 1
         guard let runtime = connection.room else { return }
-        connection.room = nil
-        guard connection.joined else { return }
+        guard connection.joined else { return directory.unseat(connection, from: runtime) }
         let countBefore = runtime.presenceCount
-        runtime.log.abandon(from: connection.cursor)
-        directory.changeOccupancy(of: runtime) { runtime.remove(connection) }
+        broadcaster.left(connection, runtime)
+        directory.unseat(connection, from: runtime)
         pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         if countBefore <= config.limits.presenceBroadcastMax {
@@ -211,16 +206,20 @@ final class ConnectionRegistry {
         }
     }
 
-    // MARK: sweep
+    // MARK: keepalive and sweep
+
+    /// Anything from the peer (a message or a pong) shows it is alive.
+    @inline(__always)
+    func noteAlive(_ connection: Connection) {
+        connection.keepalive.received(at: clock.now())
+    }
 
     /// How often the sweep runs for keepalive and slow readers: half the
     /// ping interval, the ping timeout, a third of the write timeout, at
     /// most 10 s (at the defaults a silent client is pinged after 20-30 s
-    /// of silence and dropped by the first sweep past `pingTimeoutSeconds`). Each loop turn
-    /// is a poll() over every descriptor, about 1 µs each: with 19 000 idle
-    /// connections a sweep every second cost 2 % of a core by its own
-    /// wake-up, and the pings it sent every second woke the loop two or
-    /// three times more to write them and read the pongs.
+    /// of silence and dropped by the first sweep past `pingTimeoutSeconds`).
+    /// Each sweep walks every connection and its pings wake the loop to
+    /// write them and read the pongs, so it runs no more often than needed.
     var sweepInterval: Double {
         let limits = config.limits
         let needed = min(limits.pingIntervalSeconds / 2, limits.pingTimeoutSeconds, limits.writeTimeoutSeconds / 3)
@@ -233,15 +232,16 @@ final class ConnectionRegistry {
     func sweep(now: Double) {
         let policy = keepalivePolicy
         // A connection whose close frame is out ends on the close timeout.
-        for connection in connections where !connection.isClosed && !connection.closeFrameSent {
-            let action = connection.keepalive.sweep(now: now, policy: policy, readingPaused: connection.readingPaused,
-                                                    caughtUp: connection.isCaughtUp,
-                                                    stalledSince: connection.stalledSince)
+        for connection in connections where !connection.isClosed && !connection.output.closeFrameSent {
+            let action = connection.keepalive.sweep(now: now, policy: policy,
+                                                    readingPaused: connection.output.readingPaused,
+                                                    caughtUp: broadcaster.isCaughtUp(connection),
+                                                    stalledSince: connection.output.stalledSince)
             switch action {
             case .none:
                 break
             case .sendPing:
-                connection.requestWritable(now: now)
+                broadcaster.sendPing(to: connection, now: now)
             case .dropUnresponsive:
                 metrics.pingTimeouts += 1
                 logger.info("dropping unresponsive client", ["id": connection.participant.id,
@@ -259,10 +259,9 @@ final class ConnectionRegistry {
 
     /// What a client has not read: bytes queued, or that it fell out of the log.
     private func queuedDescription(_ connection: Connection) -> String {
-        let replies = connection.outbox.queuedBytes
-        guard let room = connection.room else { return "\(replies)" }
-        guard let events = room.log.backlog(from: connection.cursor) else { return "\(replies) and a resync" }
-        return "\(replies + events)"
+        let replies = connection.output.outbox.queuedBytes
+        guard let unread = broadcaster.unreadBytes(of: connection) else { return "\(replies) and a resync" }
+        return "\(unread)"
     }
 
     /// Welcomes and presence messages of a crowd joining or leaving are big,

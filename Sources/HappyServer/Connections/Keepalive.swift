@@ -1,6 +1,7 @@
-/// Keepalive and slow-reader decisions for one connection, as a value:
-/// the sweep feeds it the time and what the write path knows, and acts on
-/// the action it returns. No I/O, no clock of its own.
+/// Keepalive and slow-reader decisions for one connection, as a value
+/// owned by `ConnectionRegistry`: the sweep feeds it the time and what the
+/// write path knows, and acts on the action it returns (a ping is written
+/// by the write path). No I/O, no clock of its own.
 struct Keepalive {
     struct Policy: Equatable {
         /// Silence after which the server pings.
@@ -24,8 +25,6 @@ struct Keepalive {
     private(set) var lastReceiveAt: Double
     /// When the unanswered ping was sent, if one is out.
     private(set) var pingSentAt: Double?
-    /// A ping is to be written at the next writable callback.
-    private(set) var pingDue = false
 
     init(now: Double) {
         lastReceiveAt = now
@@ -35,11 +34,6 @@ struct Keepalive {
     mutating func received(at now: Double) {
         lastReceiveAt = now
         pingSentAt = nil
-    }
-
-    /// The write path wrote the due ping.
-    mutating func pingWritten() {
-        pingDue = false
     }
 
     /// One sweep. `readingPaused`: the server is not reading the client (its
@@ -55,7 +49,6 @@ struct Keepalive {
             if now - sentAt > policy.pingTimeout { return .dropUnresponsive }
         } else if now - lastReceiveAt >= policy.pingInterval {
             pingSentAt = now
-            pingDue = true
             action = .sendPing
         }
         if !caughtUp && now - stalledSince > policy.writeTimeout { return .dropSlowReader }

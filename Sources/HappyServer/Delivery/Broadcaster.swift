@@ -17,23 +17,18 @@ final class Broadcaster {
     /// The payload of keepalive pings, echoed in the peer's pong.
     static let pingPayload = Array("happy".utf8)
 
-    let metrics: Metrics
-    let clock: ServiceClock
-    let logger: Logger
+    private let metrics: Metrics
+    private let clock: ServiceClock
+    private let logger: Logger
     private let presenceBroadcastMax: Int
-    /// One write's worth of bytes, with the transport's headroom in front.
-    let scratch: UnsafeMutablePointer<UInt8>
+    /// One write's worth of coalesced frames.
+    private let scratch = WriteScratch(capacity: writeBatchBytes)
 
     init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceBroadcastMax: Int) {
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
         self.presenceBroadcastMax = presenceBroadcastMax
-        scratch = .allocate(capacity: OutboundFrame.headroom + Self.writeBatchBytes)
-    }
-
-    deinit {
-        scratch.deallocate()
     }
 
     // MARK: writing at the end of a loop turn
@@ -55,23 +50,15 @@ final class Broadcaster {
         return result
     }
 
-    /// Writes what was deferred so far, inside the turn: for timers, which
-    /// lws's poll() loop runs before it waits, so the turn's end may be far off.
-    func writeDeferredNow() {
-        if !deferred.isEmpty { writeDeferred() }
-    }
-
     /// Queued messages are due for `connection`: written when the current
     /// turn ends if it can be, otherwise in a writable callback.
     @inline(__always)
     private func wake(_ connection: Connection, now: Double) {
-        guard deferralDepth > 0, !connection.writableRequested, connection.kind == .happy,
+        guard deferralDepth > 0, !connection.output.writableRequested, connection.kind == .happy,
               !connection.usesExtensions else {
-            return connection.requestWritable(now: now)
+            return requestWritable(connection, now: now)
         }
-        guard !connection.writeDeferred else { return }
-        connection.writeDeferred = true
-        connection.stalledSince = now
+        guard connection.output.deferWrite(now: now) else { return }
         deferred.append(connection)
     }
 
@@ -79,16 +66,37 @@ final class Broadcaster {
         swap(&deferred, &flushing)
         let now = clock.now()
         for connection in flushing {
-            connection.writeDeferred = false
-            guard !connection.isClosed, !connection.writableRequested else { continue }
-            if connection.closeRequest == nil, !connection.closeFrameSent, !connection.peerIsClosing,
-               !connection.keepalive.pingDue, !connection.transport.hasBufferedOutput {
+            connection.output.deferredWriteTaken()
+            guard !connection.isClosed, !connection.output.writableRequested else { continue }
+            if connection.output.closeRequest == nil, !connection.output.closeFrameSent,
+               !connection.output.peerIsClosing, !connection.output.pingDue,
+               !connection.transport.hasBufferedOutput {
                 if !writeable(connection) { connection.kill() }
             } else {
-                connection.requestWritable(now: now)
+                requestWritable(connection, now: now)
             }
         }
         flushing.removeAll(keepingCapacity: true)
+    }
+
+    /// Asks the transport for a writable callback unless one is already on
+    /// its way. `now` starts the clock of a client that does not read.
+    @inline(__always)
+    private func requestWritable(_ connection: Connection, now: Double) {
+        guard !connection.isClosed, connection.output.requestWritable(now: now) else { return }
+        connection.transport.requestWritable()
+    }
+
+    // MARK: joining and leaving
+
+    /// A client joins its room's audience: it writes what is broadcast from now on.
+    func joined(_ connection: Connection, _ runtime: RoomRuntime) {
+        connection.output.startReading(at: runtime.log.end)
+    }
+
+    /// A client left: the log entries it had not written need not wait for it.
+    func left(_ connection: Connection, _ runtime: RoomRuntime) {
+        runtime.log.abandon(from: connection.output.cursor)
     }
 
     // MARK: queueing
@@ -110,11 +118,11 @@ final class Broadcaster {
     /// broadcast so far (or after position `after`). Replies are never
     /// dropped: while they pass `maxQueuedBytes` the client is not read.
     func send(_ frame: OutboundFrame, to connection: Connection, after: UInt64? = nil, droppable: Bool = false) {
-        guard !connection.isClosed, !connection.closeFrameSent else { return }
+        guard !connection.isClosed, !connection.output.closeFrameSent else { return }
         // A connection closing gracefully still gets what is recorded before it goes.
-        if let close = connection.closeRequest, !close.afterDrain { return }
+        if let close = connection.output.closeRequest, !close.afterDrain { return }
         let position = after ?? connection.room?.log.end ?? 0
-        switch connection.outbox.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
+        switch connection.output.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
                                       droppable: droppable) {
         case .queued:
             wake(connection, now: clock.now())
@@ -125,27 +133,73 @@ final class Broadcaster {
         case .coveredByResync:
             metrics.outboxDrops += 1
         }
-        if connection.outbox.isOverLimit { pauseReading(connection) }
+        if connection.output.outbox.isOverLimit { pauseReading(connection) }
     }
 
     /// Every local client of the room gets one resync in place of its queued events.
     func resyncMembers(of runtime: RoomRuntime) {
+        let now = clock.now()
         for member in runtime.members {
-            member.needsResync = true
-            member.requestWritable(now: clock.now())
+            member.output.requireResync()
+            requestWritable(member, now: now)
         }
+    }
+
+    /// A keepalive ping goes out at the client's next writable callback.
+    func sendPing(to connection: Connection, now: Double) {
+        connection.output.pingRequested()
+        requestWritable(connection, now: now)
+    }
+
+    /// Closes with `code` at the next chance to write (after the upgrade has
+    /// completed, so browsers see the code and reason); `afterDrain`: after
+    /// what is queued and the acks of its pending intents.
+    func close(_ connection: Connection, code: WebSocketCloseCode, reason: String, afterDrain: Bool = false) {
+        guard connection.output.requestClose(WriteState.CloseRequest(code: code, reason: reason, afterDrain: afterDrain))
+        else { return }
+        requestWritable(connection, now: connection.output.stalledSince)
+    }
+
+    /// The peer's close frame arrived. True when it answers the server's own
+    /// close frame: the connection ends without echoing it.
+    func peerClosing(_ connection: Connection) -> Bool {
+        connection.output.peerClosing()
+        return connection.output.closeFrameSent
+    }
+
+    /// Nothing left to write: no private message, no broadcast ahead of the cursor.
+    func isCaughtUp(_ connection: Connection) -> Bool {
+        guard connection.output.outbox.isEmpty, !connection.output.needsResync else { return false }
+        guard connection.joined, let room = connection.room else { return true }
+        return connection.output.cursor >= room.log.end
+    }
+
+    /// What a client has not read yet: its replies and the room's broadcasts
+    /// ahead of its cursor; nil when it fell out of the log (a resync is due).
+    func unreadBytes(of connection: Connection) -> Int? {
+        guard !connection.output.needsResync else { return nil }
+        guard let runtime = connection.room else { return connection.output.outbox.queuedBytes }
+        guard let backlog = runtime.log.backlog(from: connection.output.cursor) else { return nil }
+        return connection.output.outbox.queuedBytes + backlog
     }
 
     /// TCP backpressure for a client that sends faster than it reads its replies.
     /// Each pause is counted; only a client's first is logged.
     private func pauseReading(_ connection: Connection) {
-        guard !connection.readingPaused, !connection.isClosed else { return }
-        if !connection.hasPausedReading {
+        guard !connection.isClosed else { return }
+        let firstTime = !connection.output.hasPausedReading
+        guard connection.output.pauseReading() else { return }
+        if firstTime {
             logger.info("reading paused until the client reads its replies",
-                        ["id": connection.participant.id, "queued": "\(connection.outbox.queuedBytes)"])
+                        ["id": connection.participant.id, "queued": "\(connection.output.outbox.queuedBytes)"])
         }
-        connection.pauseReading()
+        connection.transport.pauseReading()
         metrics.readPauses += 1
+    }
+
+    private func resumeReading(_ connection: Connection) {
+        guard !connection.isClosed, connection.output.resumeReading() else { return }
+        connection.transport.resumeReading()
     }
 
     // MARK: writing
@@ -153,29 +207,32 @@ final class Broadcaster {
     /// The writable callback of a connection (or its write at the end of the
     /// loop turn that queued its messages); false when it failed and must close.
     func writeable(_ connection: Connection) -> Bool {
-        connection.writableRequested = false
-        guard !connection.closeFrameSent else { return true }
-        connection.stalledSince = clock.now()
-        if let close = connection.closeRequest,
-           !close.afterDrain || (connection.isCaughtUp && connection.pendingIntents == 0) {
+        guard !connection.output.closeFrameSent else {
+            connection.output.beginWrite(now: connection.output.stalledSince)
+            return true
+        }
+        connection.output.beginWrite(now: clock.now())
+        if let close = connection.output.closeRequest,
+           !close.afterDrain || (isCaughtUp(connection) && connection.commits.pending == 0) {
             return sendCloseFrame(close, to: connection)
         }
-        if connection.keepalive.pingDue {
-            connection.keepalive.pingWritten()
+        if connection.output.pingDue {
+            connection.output.pingWritten()
             // lws 4.1 reports no pong for an empty ping, so the ping carries a payload.
             let payload = Self.pingPayload
-            (scratch + OutboundFrame.headroom).update(from: payload, count: payload.count)
-            guard connection.transport.write(scratch + OutboundFrame.headroom, count: payload.count, as: .ping) else {
+            scratch.start.update(from: payload, count: payload.count)
+            guard connection.transport.write(scratch.start, count: payload.count, as: .ping) else {
                 return false
             }
         } else if !writeQueued(connection) {
             return false
         }
-        if connection.readingPaused && connection.outbox.queuedBytes <= connection.outbox.limit / 2 {
-            connection.resumeReading()
+        if connection.output.readingPaused
+            && connection.output.outbox.queuedBytes <= connection.output.outbox.limit / 2 {
+            resumeReading(connection)
         }
-        if !connection.isCaughtUp || connection.closeRequest != nil {
-            connection.requestWritable(now: connection.stalledSince)
+        if !isCaughtUp(connection) || connection.output.closeRequest != nil {
+            requestWritable(connection, now: connection.output.stalledSince)
         }
         return true
     }
@@ -183,16 +240,16 @@ final class Broadcaster {
     /// Sends the close frame, then keeps reading (and ignoring messages)
     /// until the peer's close frame or `closeAckSeconds`: closing the socket
     /// while the peer still sends would reset it, losing the close frame.
-    private func sendCloseFrame(_ close: Connection.CloseRequest, to connection: Connection) -> Bool {
+    private func sendCloseFrame(_ close: WriteState.CloseRequest, to connection: Connection) -> Bool {
         // Written pre-framed, like every frame here: the transport keeps its
         // own close for the connections it ends itself. Control frames are
         // never compressed, so this holds with permessage-deflate too.
         let frame = CloseFrame.frame(code: close.code, reason: close.reason)
-        let start = scratch + OutboundFrame.headroom
+        let start = scratch.start
         start.update(from: frame, count: frame.count)
         guard connection.transport.write(start, count: frame.count, as: .preframed) else { return false }
-        connection.closeFrameSent = true
-        connection.resumeReading()
+        connection.output.closeFrameWritten()
+        resumeReading(connection)
         connection.transport.awaitCloseAcknowledgement(seconds: Self.closeAckSeconds)
         return true
     }
@@ -200,31 +257,32 @@ final class Broadcaster {
     /// The next frame this client has to write, taken off its queue or its
     /// room's log; nil when it is caught up or the frame is longer than `space`.
     private func nextFrame(of connection: Connection, space: Int = .max) -> OutboundFrame? {
-        if let message = connection.outbox.firstPayload, message.after <= connection.cursor {
+        if let message = connection.output.outbox.firstPayload, message.after <= connection.output.cursor {
             guard message.frame.frameLength <= space else { return nil }
-            connection.outbox.removeFirst()
+            connection.output.removeFirstMessage()
             return message.frame
         }
-        if connection.outbox.resyncPending, case .resync? = connection.outbox.first {
+        if connection.output.outbox.resyncPending, case .resync? = connection.output.outbox.first {
             guard let frame = resyncFrame(connection), frame.frameLength <= space else { return nil }
-            connection.outbox.removeFirst()
+            connection.output.removeFirstMessage()
             skipToEnd(connection)
             return frame
         }
         guard connection.joined, let runtime = connection.room else { return nil }
-        let behind = connection.cursor < runtime.log.end
+        let cursor = connection.output.cursor
+        let behind = cursor < runtime.log.end
         // The log holds at most maxQueuedBytes: a client it no longer holds
         // is further behind than that, and is resynchronised.
-        if connection.needsResync || (behind && !runtime.log.holds(connection.cursor)) {
+        if connection.output.needsResync || (behind && !runtime.log.holds(cursor)) {
             guard let frame = resyncFrame(connection), frame.frameLength <= space else { return nil }
             skipToEnd(connection)
             return frame
         }
         guard behind else { return nil }
-        let frame = runtime.log.element(at: connection.cursor)
+        let frame = runtime.log.element(at: cursor)
         guard frame.frameLength <= space else { return nil }
-        runtime.log.passed(connection.cursor)
-        connection.cursor += 1
+        runtime.log.passed(cursor)
+        connection.output.advanceCursor()
         return frame
     }
 
@@ -239,13 +297,15 @@ final class Broadcaster {
 
     /// The resync covers everything broadcast so far: skip it.
     private func skipToEnd(_ connection: Connection) {
-        connection.needsResync = false
         metrics.resyncs += 1
-        guard let runtime = connection.room, connection.cursor < runtime.log.end else { return }
-        // Entries the log already gave up for this client were counted then.
-        metrics.outboxDrops += Int(runtime.log.end - max(connection.cursor, runtime.log.start))
-        runtime.log.abandon(from: connection.cursor)
-        connection.cursor = runtime.log.end
+        guard let runtime = connection.room else { return connection.output.resynced(skippingTo: 0) }
+        let cursor = connection.output.cursor
+        if cursor < runtime.log.end {
+            // Entries the log already gave up for this client were counted then.
+            metrics.outboxDrops += Int(runtime.log.end - max(cursor, runtime.log.start))
+            runtime.log.abandon(from: cursor)
+        }
+        connection.output.resynced(skippingTo: runtime.log.end)
     }
 
     /// Writes what is queued: one frame through the transport's framing
@@ -262,12 +322,12 @@ final class Broadcaster {
             return transport.write(first.payloadStart, count: first.payloadLength, as: first.isBinary ? .binary : .text)
         }
         let room = Self.writeBatchBytes - first.frameLength
-        guard room > 0, !connection.isCaughtUp, let second = nextFrame(of: connection, space: room) else {
+        guard room > 0, !isCaughtUp(connection), let second = nextFrame(of: connection, space: room) else {
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength
             return transport.write(first.frameBytes, count: first.frameLength, as: .preframed)
         }
-        let base = scratch + OutboundFrame.headroom
+        let base = scratch.start
         base.update(from: first.frameBytes, count: first.frameLength)
         var used = first.frameLength
         var count = 1

@@ -24,36 +24,37 @@ struct FrameQuery: Equatable {
     /// A past frame: the room right after event `seq` (section 11), frames only.
     var seq: UInt64?
 
-    /// A request refused before anything is looked up.
-    struct Refusal: Error, Equatable {
-        var status: Int
-        var code: String
-        var message: String
-    }
-
     /// The view named by `route` (`/frame/face.png`), or nil when the route is not one of `kind`'s.
-    static func view(in route: String, kind: Kind) -> Result<FrameView, Refusal>? {
+    static func view(in route: String, kind: Kind) -> Result<FrameView, HTTPError>? {
         let prefix = "/\(kind.rawValue)/"
         guard route.hasPrefix(prefix) else { return nil }
         let file = route.dropFirst(prefix.count)
         guard file.hasSuffix(".png"), let view = FrameView(rawValue: String(file.dropLast(4))) else {
             let names = FrameView.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failure(Refusal(status: 404, code: "not_found",
-                                    "no view \(file): use \(prefix){\(names)}.png"))
+            return .failure(HTTPError(status: 404, code: "not_found", "no view \(file): use \(prefix){\(names)}.png"))
         }
         return .success(view)
     }
 
+    /// The validated query of a frame or stream request on `exchange`, or the error to answer.
+    static func parse(_ exchange: HTTPExchange, kind: Kind,
+                      defaultSize: (FrameView) -> (width: Int, height: Int)) -> Result<FrameQuery, HTTPError> {
+        guard let view = view(in: exchange.route, kind: kind) else {
+            return .failure(.notFound(exchange.method, exchange.route))
+        }
+        return view.flatMap { parse(view: $0, kind: kind, query: exchange.query, defaultSize: defaultSize($0)) }
+    }
+
     static func parse(view: FrameView, kind: Kind, query: [String: String],
-                      defaultSize: (width: Int, height: Int)) -> Result<FrameQuery, Refusal> {
-        do throws(Refusal) {
-            let width = try integer(query, "w", in: sizes)
-            let height = try integer(query, "h", in: sizes)
-            let phase = kind == .frame ? try integer(query, "phase", in: phases) : nil
-            let fps = kind == .stream ? try integer(query, "fps", in: frameRates) ?? defaultFrameRate : defaultFrameRate
+                      defaultSize: (width: Int, height: Int)) -> Result<FrameQuery, HTTPError> {
+        do throws(HTTPError) {
+            let width = try QueryArgument.integer(query, "w", in: sizes)
+            let height = try QueryArgument.integer(query, "h", in: sizes)
+            let phase = kind == .frame ? try QueryArgument.integer(query, "phase", in: phases) : nil
+            let fps = kind == .stream ? try QueryArgument.integer(query, "fps", in: frameRates) ?? defaultFrameRate : defaultFrameRate
             let size = resolve(width: width, height: height, defaultSize: defaultSize)
             var parsed = FrameQuery(view: view, width: size.width, height: size.height, phase: phase, fps: fps)
-            if kind == .frame { parsed.seq = try sequenceNumber(query, "seq") }
+            if kind == .frame { parsed.seq = try QueryArgument.sequenceNumber(query, "seq") }
             return .success(parsed)
         } catch {
             return .failure(error)
@@ -70,33 +71,5 @@ struct FrameQuery: Equatable {
         case let (nil, h?): return (clamp(Double(h) * Double(defaultSize.width) / Double(defaultSize.height)), h)
         case (nil, nil): return defaultSize
         }
-    }
-
-    /// A seq: a decimal integer without sign or fraction; nil when absent.
-    static func sequenceNumber(_ query: [String: String], _ name: String) throws(Refusal) -> UInt64? {
-        guard let text = query[name] else { return nil }
-        guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let value = UInt64(text) else {
-            throw Refusal(status: 400, code: ErrorCode.invalidValue.rawValue, "\(name) must be a whole number (a seq)")
-        }
-        return value
-    }
-
-    /// A decimal integer without sign or fraction, within `range`; nil when absent.
-    static func integer(_ query: [String: String], _ name: String,
-                                in range: ClosedRange<Int>) throws(Refusal) -> Int? {
-        guard let text = query[name] else { return nil }
-        guard !text.isEmpty, text.utf8.count <= 6, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let value = Int(text), range.contains(value) else {
-            throw Refusal(status: 400, code: ErrorCode.invalidValue.rawValue,
-                          "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
-    }
-}
-
-extension FrameQuery.Refusal {
-    init(status: Int, code: String, _ message: String) {
-        self.init(status: status, code: code, message: message)
     }
 }

@@ -1,74 +1,49 @@
 import HappyCore
 import HappyRender
 
-/// The frame streams: `GET /stream/{view}.png` answered with a
-/// `multipart/x-mixed-replace` response that gets a new PNG part whenever
-/// what its view shows changes, and at `fps` while the wave moves. One
-/// shared timer ticks every animated stream; frames come from the frame
-/// service's cache and renderer.
+/// The open frame streams (`GET /stream/{view}.png`, accepted by
+/// `FrameService`): each a `multipart/x-mixed-replace` response that gets a
+/// new PNG part whenever what its view shows changes, and at `fps` while
+/// the wave moves. One shared timer ticks every animated stream; frames
+/// come from the producer's cache and renderer.
 final class FrameStreams {
     /// Kernel send buffer of a stream connection: the same as a WebSocket's.
     static let socketSendBufferBytes = longLivedSendBufferBytes
+    /// Largest chunk of a part written per writable callback.
+    static let writeChunkBytes = 32 * 1024
 
     /// The open streams.
     private(set) var open: [FrameStream] = []
-    /// Arms the one shared wave timer (set by the transport).
-    var scheduleTick: ((_ delaySeconds: Double) -> Void)?
     private var tickDue: Double?
 
-    private unowned let frames: FrameService
+    private let producer: FrameProducer
     private let config: HappyConfig
-    private let directory: RoomDirectory
-    private let lifecycle: ServerLifecycle
     private let responder: HTTPResponder
+    private let timers: any TimerScheduling
     private let metrics: Metrics
     private let logger: Logger
     private let clock: ServiceClock
-    private let scratch: UnsafeMutablePointer<UInt8>
-    private let scratchBytes: Int
+    /// One chunk of a part at a time.
+    private let scratch = WriteScratch(capacity: writeChunkBytes)
 
-    init(frames: FrameService, config: HappyConfig, directory: RoomDirectory, lifecycle: ServerLifecycle,
-         responder: HTTPResponder, metrics: Metrics, logger: Logger, clock: ServiceClock,
-         scratch: UnsafeMutablePointer<UInt8>, scratchBytes: Int) {
-        self.frames = frames
+    init(producer: FrameProducer, config: HappyConfig, responder: HTTPResponder, timers: any TimerScheduling,
+         metrics: Metrics, logger: Logger, clock: ServiceClock) {
+        self.producer = producer
         self.config = config
-        self.directory = directory
-        self.lifecycle = lifecycle
         self.responder = responder
+        self.timers = timers
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
-        self.scratch = scratch
-        self.scratchBytes = scratchBytes
     }
 
-    func streamRequest(_ exchange: HTTPExchange) {
-        guard let request = frames.frameQuery(exchange, kind: .stream) else { return }
-        let name: String
-        switch frames.roomAndRole(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
-        case .success(let access): name = access.room
-        }
-        if lifecycle.isShuttingDown { return responder.respond(exchange, .unavailable("server shutting down")) }
-        guard open.count < config.limits.maxClients else {
-            return responder.respond(exchange, .unavailable("too many frame streams: \(config.limits.maxClients) open"))
-        }
-        directory.touchedRuntime(for: name).whenReady { [weak self] runtime in
-            guard let self, !exchange.isClosed else { return }
-            guard runtime.room != nil else { return self.responder.respond(exchange, APIRoutes.unloaded(runtime)) }
-            guard !self.lifecycle.isShuttingDown else {
-                return self.responder.respond(exchange, .unavailable("server shutting down"))
-            }
-            self.openStream(exchange, runtime, request)
-        }
-    }
-
-    private func openStream(_ exchange: HTTPExchange, _ runtime: RoomRuntime, _ request: FrameQuery) {
+    /// Starts streaming `request`'s view of `runtime` on `exchange`.
+    func open(_ exchange: HTTPExchange, in runtime: RoomRuntime, _ request: FrameQuery) {
         let stream = FrameStream(exchange: exchange, runtime: runtime, query: request, now: clock.fresh())
         exchange.streamWriter = { [weak self] _ in self?.writeStream(stream) ?? false }
         exchange.onClose = { [weak self] _ in self?.closeStream(stream) }
         open.append(stream)
-        runtime.frameStreams.append(stream)
+        runtime.streams.add(stream)
         metrics.streamsOpened += 1
         responder.countResponse(status: 200)
         // The transport would end a response that runs this long; the sweep watches streams instead.
@@ -86,15 +61,15 @@ final class FrameStreams {
     private func closeStream(_ stream: FrameStream) {
         stream.exchange.streamWriter = nil
         open.removeAll { $0 === stream }
-        stream.runtime.frameStreams.removeAll { $0 === stream }
-        stream.runtime.idleSince = clock.fresh()
+        stream.runtime.streams.remove(stream)
+        stream.runtime.touch(now: clock.fresh())
     }
 
     /// Asks for a new frame when what the stream's view shows has changed.
     func refresh(_ stream: FrameStream) {
-        guard let producer = frames.producer, let room = stream.runtime.room, !stream.ending, !stream.exchange.isClosed else { return }
+        guard let room = stream.runtime.room, !stream.ending, !stream.exchange.isClosed else { return }
         let step = stream.animates ? WaveClock.step(atMilliseconds: clock.wallMilliseconds()) : 0
-        let state = FrameState(scene: room.committed.scene, dragonStatus: stream.runtime.dragonStatus, step: step)
+        let state = FrameState(scene: room.committed.scene, dragonStatus: room.dragonStatus, step: step)
         let relevant = state.relevant(to: stream.view)
         guard relevant != stream.shown else { return }
         stream.shown = relevant
@@ -123,15 +98,15 @@ final class FrameStreams {
     /// After a group commit: the streams of every room that changed.
     func refreshStreams(after intents: [PendingIntent]) {
         var seen: Set<ObjectIdentifier> = []
-        for intent in intents where intent.applied.event != nil && !intent.runtime.frameStreams.isEmpty {
+        for intent in intents where intent.applied.event != nil && !intent.runtime.streams.isEmpty {
             guard seen.insert(ObjectIdentifier(intent.runtime)).inserted else { continue }
-            for stream in intent.runtime.frameStreams { refresh(stream) }
+            for stream in intent.runtime.streams.list { refresh(stream) }
         }
     }
 
     /// Every stream of one room (its state jumped, e.g. from another node).
     func refreshStreams(of runtime: RoomRuntime) {
-        for stream in runtime.frameStreams { refresh(stream) }
+        for stream in runtime.streams.list { refresh(stream) }
     }
 
     /// The shared wave timer: refreshes the animated streams that are due
@@ -152,10 +127,9 @@ final class FrameStreams {
     }
 
     private func scheduleTick(at time: Double) {
-        guard let scheduleTick else { return }
         if let due = tickDue, due <= time { return }
         tickDue = time
-        scheduleTick(max(0, time - clock.fresh()))
+        timers.schedule(.streams, afterSeconds: max(0, time - clock.fresh()))
     }
 
     /// One write per writable callback: the headers, then up to a scratch
@@ -163,7 +137,7 @@ final class FrameStreams {
     /// and the close once it is out. False closes the connection.
     private func writeStream(_ stream: FrameStream) -> Bool {
         let transport = stream.exchange.transport
-        let base = scratch
+        let base = scratch.start
         if stream.closingSent { return false }
         var length = 0
         var final = false
@@ -171,11 +145,11 @@ final class FrameStreams {
             var cursor: UnsafeMutablePointer<UInt8>? = base
             let head = HTTPResponseHead(status: 200, contentType: FrameStream.contentType, contentLength: nil,
                                         cacheControl: "no-store", close: true, headers: [])
-            guard transport.writeHeaders(head, into: &cursor, end: base + scratchBytes) else { return false }
+            guard transport.writeHeaders(head, into: &cursor, end: scratch.end) else { return false }
             length = cursor! - base
             stream.headersSent = true
         } else if stream.writing != nil {
-            let chunk = stream.nextChunk(into: base, capacity: scratchBytes)
+            let chunk = stream.nextChunk(into: base, capacity: Self.writeChunkBytes)
             length = chunk.count
             if chunk.finishedPart { metrics.streamFramesSent += 1 }
         } else if stream.ending {

@@ -1,79 +1,42 @@
 import HappyCore
 
-/// The JSON API, health and metrics (PROTOCOL.md section 6), one handler per route.
+/// The JSON API (PROTOCOL.md sections 6 and 11), one handler per route.
 final class APIRoutes {
     private let config: HappyConfig
     private let directory: RoomDirectory
-    private let access: AccessControl
+    private let roomAccess: RoomAccess
+    private let admission: IntentAdmission
     private let coordinator: CommitCoordinator
     private let history: RoomHistory
-    private let lifecycle: ServerLifecycle
     private let responder: HTTPResponder
     private let metrics: Metrics
     private let clock: ServiceClock
-    /// The `/metrics` text, rendered by its owner.
-    private let renderMetrics: () -> String
     /// Rate-limit state of `POST /api/intent`, per client address.
     private var intentLimits: [String: HTTPRateLimit] = [:]
 
-    init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, coordinator: CommitCoordinator,
-         history: RoomHistory, lifecycle: ServerLifecycle, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock,
-         renderMetrics: @escaping () -> String) {
+    init(config: HappyConfig, directory: RoomDirectory, roomAccess: RoomAccess, admission: IntentAdmission,
+         coordinator: CommitCoordinator, history: RoomHistory, responder: HTTPResponder, metrics: Metrics,
+         clock: ServiceClock) {
         self.config = config
         self.directory = directory
-        self.access = access
+        self.roomAccess = roomAccess
+        self.admission = admission
         self.coordinator = coordinator
         self.history = history
-        self.lifecycle = lifecycle
         self.responder = responder
         self.metrics = metrics
         self.clock = clock
-        self.renderMetrics = renderMetrics
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET", "HEAD"], .exact("/healthz")) { [unowned self] in health($0) }
-        router.add(["GET"], .exact("/metrics")) { [unowned self] in
-            responder.respond($0, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
-                                               body: Array(renderMetrics().utf8)))
-        }
-        router.add(["GET"], .exact("/api/state")) { [unowned self] in state($0) }
-        router.add(["POST"], .exact("/api/intent")) { [unowned self] in postIntent($0) }
-        router.add(["GET"], .exact("/api/history")) { [unowned self] in historyPage($0) }
-    }
-
-    /// `ok`, or 503 with one line per problem: the store failing, commits
-    /// in doubt, the cluster subscriber disconnected (each with since when).
-    private func health(_ exchange: HTTPExchange) {
-        let problems = coordinator.healthProblems()
-        if problems.isEmpty {
-            responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain", body: Array("ok".utf8)))
-        } else {
-            responder.respond(exchange, HTTPResponse(
-                status: 503, contentType: "text/plain",
-                body: Array(problems.map { "unavailable: \($0)" }.joined(separator: "\n").utf8)))
-        }
-    }
-
-    /// The room a request names (`room`, else the default room) and the
-    /// caller's role, or the error to answer.
-    func roomAndRole(_ exchange: HTTPExchange) -> Result<(room: String, role: Role), HTTPError> {
-        let name = exchange.query["room"] ?? config.defaultRoom
-        guard Names.isValidRoom(name) else {
-            return .failure(HTTPError(status: 400, WireError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -")))
-        }
-        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        return access.httpRole(token: token, room: name).map { (name, $0) }
-    }
-
-    /// The 503 for a room the store could not load.
-    static func unloaded(_ runtime: RoomRuntime) -> HTTPError {
-        HTTPError(status: 503, WireError(.unavailable, "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "")"))
+        router.add(["GET"], .exact("/api/state")) { [self] in state($0) }
+        router.add(["POST"], .exact("/api/intent")) { [self] in postIntent($0) }
+        router.add(["GET"], .exact("/api/history")) { [self] in historyPage($0) }
     }
 
     private func state(_ exchange: HTTPExchange) {
         let name: String
-        switch roomAndRole(exchange) {
+        switch roomAccess.check(exchange) {
         case .failure(let error): return responder.respond(exchange, error)
         case .success(let access): name = access.room
         }
@@ -81,7 +44,7 @@ final class APIRoutes {
         let presenceMax = config.limits.presenceBroadcastMax
         directory.touchedRuntime(for: name).whenReady { [responder] runtime in
             guard !exchange.isClosed else { return }
-            guard let room = runtime.room else { return responder.respond(exchange, Self.unloaded(runtime)) }
+            guard let room = runtime.room else { return responder.respond(exchange, .unloaded(runtime)) }
             let body = ServerMessageEncoder.roomState(
                 room: name, epoch: room.epoch, seq: room.committed.seq, state: room.committed.scene,
                 presence: runtime.presenceList(limit: presenceMax), presenceCount: runtime.presenceCount)
@@ -94,10 +57,10 @@ final class APIRoutes {
     /// `GET /api/state?seq=N`: the room right after event N, with the dragon's label then.
     private func pastState(_ exchange: HTTPExchange, room name: String) {
         let seq: UInt64
-        do throws(FrameQuery.Refusal) {
-            seq = try FrameQuery.sequenceNumber(exchange.query, "seq") ?? 0
+        do throws(HTTPError) {
+            seq = try QueryArgument.sequenceNumber(exchange.query, "seq") ?? 0
         } catch {
-            return responder.respond(exchange, HTTPError(status: error.status, code: error.code, error.message))
+            return responder.respond(exchange, error)
         }
         directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
             history.state(of: runtime, at: seq) { result in
@@ -123,17 +86,18 @@ final class APIRoutes {
     /// `GET /api/history?room&since&limit`: events exactly as broadcast, oldest first.
     private func historyPage(_ exchange: HTTPExchange) {
         let name: String
-        switch roomAndRole(exchange) {
+        switch roomAccess.check(exchange) {
         case .failure(let error): return responder.respond(exchange, error)
         case .success(let access): name = access.room
         }
         let since: UInt64?
         let limit: Int
-        do throws(FrameQuery.Refusal) {
-            since = try FrameQuery.sequenceNumber(exchange.query, "since")
-            limit = try FrameQuery.integer(exchange.query, "limit", in: 1...RoomHistory.maxLimit) ?? RoomHistory.defaultLimit
+        do throws(HTTPError) {
+            since = try QueryArgument.sequenceNumber(exchange.query, "since")
+            limit = try QueryArgument.integer(exchange.query, "limit", in: 1...RoomHistory.maxLimit)
+                ?? RoomHistory.defaultLimit
         } catch {
-            return responder.respond(exchange, HTTPError(status: error.status, code: error.code, error.message))
+            return responder.respond(exchange, error)
         }
         directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
             history.page(of: runtime, since: since, limit: limit) { result in
@@ -161,25 +125,28 @@ final class APIRoutes {
 
     private func postIntent(_ exchange: HTTPExchange) {
         let name: String, role: Role
-        switch roomAndRole(exchange) {
+        switch roomAccess.check(exchange) {
         case .failure(let error): return responder.respond(exchange, error)
         case .success(let access): (name, role) = access
         }
-        switch decodeIntent(exchange, role: role) {
+        switch decodeIntent(exchange) {
         case .failure(let error):
             metrics.countError(error.code)
             responder.respond(exchange, HTTPError(error))
         case .success(let (intent, sender)):
+            let address = exchange.peerAddress
             directory.touchedRuntime(for: name).whenReady { [self] runtime in
                 guard !exchange.isClosed else { return }
-                if lifecycle.isShuttingDown { return refuseDuringShutdown(intent, exchange) }
+                if let refusal = admission.refusal(for: intent, role: role, takeToken: { takeIntentToken(address) }) {
+                    return responder.respond(exchange, HTTPError(refusal))
+                }
                 coordinator.submit(intent, in: runtime, sender: sender, reply: .http(exchange))
             }
         }
     }
 
     /// The intent in the body and its sender, or the protocol error to answer.
-    private func decodeIntent(_ exchange: HTTPExchange, role: Role) -> Result<(Intent, Participant), WireError> {
+    private func decodeIntent(_ exchange: HTTPExchange) -> Result<(Intent, Participant), WireError> {
         let senderName = exchange.headers["x-happy-name"] ?? "http"
         guard Names.isValidDisplayName(senderName) else {
             return .failure(WireError(.invalidValue, "X-Happy-Name must be 1-32 printable characters"))
@@ -200,24 +167,7 @@ final class APIRoutes {
             if case .failure(let error) = decoded { return .failure(error) }
             return .failure(WireError(.badMessage, "the body must be an intent object"))
         }
-        if lifecycle.isShuttingDown {
-            return .failure(WireError(.unavailable, "server shutting down; nothing was applied", id: intent.id))
-        }
-        guard takeIntentToken(exchange.peerAddress) else {
-            metrics.rateLimited += 1
-            return .failure(WireError(.rateLimited, "rate limit of \(config.limits.intentsPerSecond) intents/s per address exceeded",
-                                      id: intent.id))
-        }
-        if let refusal = access.refusal(for: intent.action, role: role) {
-            return .failure(WireError(.forbidden, refusal, id: intent.id))
-        }
         return .success((intent, Participant(id: "http", name: senderName)))
-    }
-
-    /// While shutting down, new intents are refused, as on the WebSocket.
-    private func refuseDuringShutdown(_ intent: Intent, _ exchange: HTTPExchange) {
-        metrics.countError(.unavailable)
-        responder.respond(exchange, HTTPError(WireError(.unavailable, "server shutting down; nothing was applied", id: intent.id)))
     }
 
     /// One token from the bucket of a client address.

@@ -37,6 +37,11 @@ struct HTTPError: Error, Equatable {
         HTTPError(status: 503, code: ErrorCode.unavailable.rawValue, message)
     }
 
+    /// The 503 for a room the store could not load.
+    static func unloaded(_ runtime: RoomRuntime) -> HTTPError {
+        .unavailable("room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "")")
+    }
+
     /// The JSON body.
     var body: [UInt8] {
         var writer = JSONWriter(capacity: 128)

@@ -19,8 +19,8 @@ final class HTTPIntake {
     static let cutRequestLineMessage =
         "the request target holds a line break (%0A or %0D); no name or value may contain control characters"
 
-    /// The route table; filled in by the composition root.
-    var router = HTTPRouter()
+    /// The route table.
+    let router: HTTPRouter
     private let responder: HTTPResponder
     private let addressLimits: AddressLimits
     private let access: AccessControl
@@ -31,8 +31,9 @@ final class HTTPIntake {
     /// Largest request body accepted (an intent is small).
     let maxRequestBody: Int
 
-    init(responder: HTTPResponder, addressLimits: AddressLimits, access: AccessControl, config: HappyConfig,
-         metrics: Metrics, logger: Logger, clock: ServiceClock) {
+    init(router: HTTPRouter, responder: HTTPResponder, addressLimits: AddressLimits, access: AccessControl,
+         config: HappyConfig, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+        self.router = router
         self.responder = responder
         self.addressLimits = addressLimits
         self.access = access
@@ -45,7 +46,7 @@ final class HTTPIntake {
 
     /// Screens a request; returns the verdict and the client address
     /// (forwarded by a trusted proxy, else the peer).
-    func screen(socket: AddressLimits.SocketKey, peer: String, forwardedFor: () -> String?,
+    func screen(socket: SocketID, peer: String, forwardedFor: () -> String?,
                 requestLineIsCut: Bool) -> (screen: RequestScreen, client: String) {
         let (client, admitted) = addressLimits.admitRequest(on: socket, peer: peer, forwardedFor: forwardedFor)
         if requestLineIsCut {

@@ -3,17 +3,16 @@ import HappyCore
 /// Answers HTTP exchanges: records the response, counts and logs it, and
 /// writes it in the exchange's writable callbacks, one chunk at a time.
 final class HTTPResponder {
+    /// Largest chunk written per writable callback, headers included.
+    static let writeChunkBytes = 32 * 1024
+
     private let metrics: Metrics
     private let logger: Logger
-    private let scratch: UnsafeMutablePointer<UInt8>
-    private let scratchBytes: Int
+    private let scratch = WriteScratch(capacity: writeChunkBytes)
 
-    /// `scratch` has `scratchBytes` writable bytes (shared with the write path: one thread).
-    init(metrics: Metrics, logger: Logger, scratch: UnsafeMutablePointer<UInt8>, scratchBytes: Int) {
+    init(metrics: Metrics, logger: Logger) {
         self.metrics = metrics
         self.logger = logger
-        self.scratch = scratch
-        self.scratchBytes = scratchBytes
     }
 
     func respond(_ exchange: HTTPExchange, status: Int, json: [UInt8], headers: [(name: String, value: String)] = []) {
@@ -47,8 +46,8 @@ final class HTTPResponder {
     func writeable(_ exchange: HTTPExchange) -> (ok: Bool, done: Bool) {
         if let streamWriter = exchange.streamWriter { return (streamWriter(exchange), false) }
         guard let response = exchange.response else { return (true, false) }
-        let base = scratch
-        let end = base + scratchBytes
+        let base = scratch.start
+        let end = scratch.end
         var cursor: UnsafeMutablePointer<UInt8>? = base
         if !exchange.headersSent {
             // A 304 has no body, so it names neither a type nor a length.

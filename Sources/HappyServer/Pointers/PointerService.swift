@@ -9,20 +9,20 @@ import HappyCore
 /// `maxQueuedBytes` is skipped and later caught up with the full list and
 /// every pointer that went meanwhile: pointers never cause a resync.
 final class PointerService {
-    /// Arms the one pointer timer, in seconds from now (set by the transport).
-    var scheduleTick: ((_ delaySeconds: Double) -> Void)?
-
     private let limits: HappyConfig.LimitsSection
     private let broadcaster: Broadcaster
+    private let timers: any TimerScheduling
     private let metrics: Metrics
     private let clock: ServiceClock
     /// Rooms with changes not yet sent, by identity.
     private var dirtyRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var tickDue: Double?
 
-    init(limits: HappyConfig.LimitsSection, broadcaster: Broadcaster, metrics: Metrics, clock: ServiceClock) {
+    init(limits: HappyConfig.LimitsSection, broadcaster: Broadcaster, timers: any TimerScheduling, metrics: Metrics,
+         clock: ServiceClock) {
         self.limits = limits
         self.broadcaster = broadcaster
+        self.timers = timers
         self.metrics = metrics
         self.clock = clock
     }
@@ -36,7 +36,7 @@ final class PointerService {
     /// supersedes it anyway.
     func receive(_ position: PointerPosition?, from connection: Connection) {
         metrics.pointersIn += 1
-        guard connection.pointerBucket.take(now: clock.now()) else {
+        guard connection.pointerPace.take(now: clock.now()) else {
             metrics.pointersDropped += 1
             return
         }
@@ -67,14 +67,13 @@ final class PointerService {
         let key = ObjectIdentifier(runtime)
         guard dirtyRooms[key] == nil else { return }
         dirtyRooms[key] = runtime
-        schedule(at: max(clock.now(), runtime.lastPointerBatchAt + interval))
+        schedule(at: max(clock.now(), runtime.pointers.lastBatchAt + interval))
     }
 
     private func schedule(at due: Double) {
-        guard let scheduleTick else { return }
         if let tickDue, tickDue <= due { return }
         tickDue = due
-        scheduleTick(max(0, due - clock.fresh()))
+        timers.schedule(.pointers, afterSeconds: max(0, due - clock.fresh()))
     }
 
     /// The pointer timer: sends the batches that are due, then sleeps until the next.
@@ -84,13 +83,12 @@ final class PointerService {
         var earliest = Double.infinity
         for (key, runtime) in dirtyRooms {
             // Never early: a receiver gets at most one batch per interval.
-            let due = runtime.lastPointerBatchAt + interval
+            let due = runtime.pointers.lastBatchAt + interval
             if due <= now {
-                send(runtime.pointers.takeBatch(limit: limits.maxPointersPerBatch), in: runtime)
-                runtime.lastPointerBatchAt = now
+                send(runtime.pointers.takeBatch(limit: limits.maxPointersPerBatch, at: now), in: runtime)
             }
             if runtime.pointers.hasChanges {
-                earliest = min(earliest, runtime.lastPointerBatchAt + interval)
+                earliest = min(earliest, runtime.pointers.lastBatchAt + interval)
             } else {
                 dirtyRooms.removeValue(forKey: key)
             }
@@ -107,15 +105,14 @@ final class PointerService {
         var ownPosition: [String: Int] = [:]
         for (index, id) in batch.ids.enumerated() { ownPosition[id] = index }
         let skipAbove = limits.maxQueuedBytes / 2
-        for member in runtime.members where member.joined && member.closeRequest == nil {
-            if queuedBytes(of: member, in: runtime) > skipAbove {
-                if member.pointersSkippedSince == nil { member.pointersSkippedSince = batch.goneFrom }
+        for member in runtime.members where member.joined && member.output.closeRequest == nil {
+            if broadcaster.unreadBytes(of: member) ?? .max > skipAbove {
+                member.pointerPace.skipped(goneFrom: batch.goneFrom)
                 metrics.pointerSkips += 1
                 continue
             }
             let message: OutboundFrame
-            if let since = member.pointersSkippedSince {
-                member.pointersSkippedSince = nil
+            if let since = member.pointerPace.catchUp() {
                 let entries = runtime.pointers.visibleEntries(excluding: member.participant.id,
                                                               limit: limits.maxPointersPerBatch)
                 message = frame(room: runtime.name, entries: entries, gone: runtime.pointers.goneSince(since))
@@ -137,12 +134,5 @@ final class PointerService {
     private func frame(room: String, entries: [[UInt8]], gone: [String]) -> OutboundFrame {
         OutboundFrame(encoded: ServerMessageEncoder.pointers(room: room, entries: entries, gone: gone,
                                                              headroom: OutboundFrame.headroom))
-    }
-
-    /// What `member` has not read yet: its replies and the room's broadcasts
-    /// ahead of its cursor (all of the log's limit when it fell out of it).
-    private func queuedBytes(of member: Connection, in runtime: RoomRuntime) -> Int {
-        guard !member.needsResync, let backlog = runtime.log.backlog(from: member.cursor) else { return .max }
-        return member.outbox.queuedBytes + backlog
     }
 }

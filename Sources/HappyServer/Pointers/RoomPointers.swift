@@ -34,6 +34,8 @@ struct RoomPointers {
     private var recentGone: [(number: UInt64, id: String)] = []
     private var goneCountAtLastBatch: UInt64 = 0
     static let recentGoneLimit = 512
+    /// When the last batch was taken (monotonic seconds).
+    private(set) var lastBatchAt = -Double.infinity
 
     /// Something waits to be sent.
     var hasChanges: Bool { !changed.isEmpty || !gone.isEmpty }
@@ -67,10 +69,11 @@ struct RoomPointers {
         return recentGone.filter { $0.number > since && visible[$0.id] == nil && seen.insert($0.id).inserted }.map(\.id)
     }
 
-    /// Takes the next batch: at most `limit` changed pointers, the most
-    /// recently moved first (the others stay for the next batch), and every
-    /// pointer gone since the last one.
-    mutating func takeBatch(limit: Int) -> Batch {
+    /// Takes the next batch at `now`: at most `limit` changed pointers, the
+    /// most recently moved first (the others stay for the next batch), and
+    /// every pointer gone since the last one.
+    mutating func takeBatch(limit: Int, at now: Double) -> Batch {
+        lastBatchAt = now
         var moved = changed.compactMap { visible[$0].map { (id: $0.entry.id, shown: $0) } }
         moved.sort { $0.shown.movedOrder > $1.shown.movedOrder }
         let taken = moved.prefix(limit)

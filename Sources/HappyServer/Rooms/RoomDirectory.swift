@@ -1,8 +1,8 @@
 import HappyCore
 
-/// The rooms in memory: created on demand, loaded from the store (through
-/// the commit coordinator), counted as occupied while clients hold them,
-/// dropped when idle, trimmed when too many sit empty.
+/// The rooms in memory: created on demand, loaded from the store, counted as
+/// occupied while clients hold them, dropped when idle, trimmed when too
+/// many sit empty. Seats connections in their rooms.
 final class RoomDirectory {
     /// Seconds an empty room stays in memory before it is dropped (its state stays in the store).
     static let roomIdleSeconds = 60.0
@@ -12,21 +12,22 @@ final class RoomDirectory {
     private(set) var rooms: [String: RoomRuntime] = [:]
     /// Rooms with clients (connected or being admitted).
     private(set) var occupiedCount = 0
-    /// The dragon label's texts (the art's initial text); set once the art is loaded.
-    var dragonStatus = DragonStatus()
 
     private let config: HappyConfig
-    private let rules: SceneRules
+    private let labels: DragonStatus
+    private let store: any StoreAccess
     private let coordinator: CommitCoordinator
     private let clusterBus: (any ClusterBus)?
     private let clock: ServiceClock
     private let metrics: Metrics
     private let logger: Logger
 
-    init(config: HappyConfig, coordinator: CommitCoordinator, clusterBus: (any ClusterBus)?, clock: ServiceClock,
-         metrics: Metrics, logger: Logger) {
+    /// `labels`: the dragon label's texts, from the art.
+    init(config: HappyConfig, labels: DragonStatus, store: any StoreAccess, coordinator: CommitCoordinator,
+         clusterBus: (any ClusterBus)?, clock: ServiceClock, metrics: Metrics, logger: Logger) {
         self.config = config
-        rules = config.sceneRules
+        self.labels = labels
+        self.store = store
         self.coordinator = coordinator
         self.clusterBus = clusterBus
         self.clock = clock
@@ -45,70 +46,92 @@ final class RoomDirectory {
         if let runtime = rooms[name] {
             if runtime.loadError != nil {
                 runtime.resetFailedLoad()
-                coordinator.load(name)
+                load(name)
             }
             return runtime
         }
         if rooms.count - occupiedCount >= idleRoomCap + idleRoomCap / 10 + 1 { trimIdleRooms() }
-        let runtime = RoomRuntime(name: name, now: clock.fresh(), logBytes: config.limits.maxQueuedBytes)
+        // In a cluster, hear of the room's changes and presence from the
+        // other nodes for as long as it is in memory; welcome nobody before that.
+        let runtime = RoomRuntime(name: name, now: clock.fresh(), logBytes: config.limits.maxQueuedBytes,
+                                  awaitsRemotePresence: clusterBus != nil)
         rooms[name] = runtime
-        if let clusterBus {
-            // Hear of the room's changes and presence from the other nodes
-            // for as long as it is in memory; welcome nobody before that.
-            runtime.awaitingRemotePresence = true
-            clusterBus.watch(room: name)
-        }
-        coordinator.load(name)
+        clusterBus?.watch(room: name)
+        load(name)
         return runtime
     }
 
     /// The room, marked as just used over HTTP (it stays a little while).
     func touchedRuntime(for name: String) -> RoomRuntime {
         let runtime = runtime(for: name)
-        runtime.idleSince = clock.fresh()
+        runtime.touch(now: clock.fresh())
         return runtime
     }
 
+    private func load(_ name: String) {
+        store.load(name) { [self] result in roomLoaded(name, result: result) }
+    }
+
     /// The store's answer for a room being loaded.
-    func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>) {
+    private func roomLoaded(_ name: String, result: Result<StoredRoom?, StoreError>) {
         guard let runtime = rooms[name], runtime.isLoading else { return }
         let capacity = config.limits.historySize
         switch result {
         case .success(let stored?):
-            let room = Room<OutboundFrame>(name: name, epoch: stored.epoch,
-                                           snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
-                                           historyCapacity: capacity)
-            for event in stored.history {
-                room.history.append(seq: event.seq, OutboundFrame(payload: event.json, seq: event.seq))
-            }
-            runtime.dragonStatus = dragonStatus.recover(from: stored.history.lazy.map(\.json))
+            let room = Room<OutboundFrame>(
+                name: name, epoch: stored.epoch, snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
+                historyCapacity: capacity,
+                history: stored.history.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) },
+                labels: labels, dragonStatus: labels.recover(from: stored.history.lazy.map(\.json)))
             runtime.loaded(room)
         case .success(nil):
+            let defaults = config.sceneRules.defaults
             let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
-                                           snapshot: RoomSnapshot(seq: 0, scene: rules.defaults),
-                                           historyCapacity: capacity)
+                                           snapshot: RoomSnapshot(seq: 0, scene: defaults),
+                                           historyCapacity: capacity, labels: labels)
             coordinator.recordCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
-                                                  scene: rules.defaults, events: []))
+                                                  scene: defaults, events: []), of: runtime)
             logger.debug("room created", ["room": name, "epoch": room.epoch])
-            runtime.creationPending = true
-            runtime.dragonStatus = dragonStatus.initial
             runtime.loaded(room)
         case .failure(let error):
             logger.error("room could not be loaded", ["room": name, "error": error.message])
-            runtime.finishLoading(nil, error: error)
+            runtime.failedToLoad(error)
         }
     }
 
+    // MARK: seats
+
+    /// An admitted connection waits for its room to load.
+    func reserveSeat(for connection: Connection, in runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) { runtime.reserveSeat(for: connection) }
+    }
+
+    /// The room loaded (or failed to) while the connection waited.
+    func endReservation(in runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) { runtime.endReservation() }
+    }
+
+    func seat(_ connection: Connection, in runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) { runtime.add(connection) }
+    }
+
+    /// The connection closed: out of its room, welcomed or not.
+    func unseat(_ connection: Connection, from runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) { runtime.remove(connection) }
+    }
+
     /// Applies `change` and keeps `occupiedCount` (rooms with clients) right.
-    func changeOccupancy(of runtime: RoomRuntime, _ change: () -> Void) {
+    private func changeOccupancy(of runtime: RoomRuntime, _ change: () -> Void) {
         let before = runtime.isOccupied
         change()
         let after = runtime.isOccupied
         if before != after {
             occupiedCount += after ? 1 : -1
-            if !after { runtime.idleSince = clock.fresh() }
+            if !after { runtime.touch(now: clock.fresh()) }
         }
     }
+
+    // MARK: leaving memory
 
     /// Drops rooms that have been empty and quiet for a while.
     func evictIdleRooms(now: Double) {
@@ -119,6 +142,9 @@ final class RoomDirectory {
         }
     }
 
+    /// Rooms without clients wait to leave memory (the sweep then runs every second).
+    var holdsIdleRooms: Bool { rooms.count > occupiedCount }
+
     /// Past the cap of rooms without clients (a flood of `GET /api/state`
     /// for made-up rooms, say), drops the longest idle ones down to the cap;
     /// the slack above the cap keeps this O(1) per room created on average.
@@ -126,7 +152,10 @@ final class RoomDirectory {
         let excess = rooms.count - occupiedCount - idleRoomCap
         guard excess > 0 else { return }
         let idle = rooms.values.filter(\.isEvictable).sorted { $0.idleSince < $1.idleSince }
-        for runtime in idle.prefix(excess) { rooms.removeValue(forKey: runtime.name) }
+        for runtime in idle.prefix(excess) {
+            rooms.removeValue(forKey: runtime.name)
+            clusterBus?.unwatch(room: runtime.name)
+        }
         metrics.roomsTrimmed += min(excess, idle.count)
     }
 }

@@ -8,26 +8,27 @@ final class RoomHistory {
     static let defaultLimit = 100
     static let maxLimit = 1000
 
-    private let coordinator: CommitCoordinator
-    private let directory: RoomDirectory
+    private let store: any StoreAccess
+    private let labels: DragonStatus
     private let defaults: Scene
 
-    init(coordinator: CommitCoordinator, directory: RoomDirectory, defaults: Scene) {
-        self.coordinator = coordinator
-        self.directory = directory
+    /// `labels`: the dragon label's texts (an event recorded without a label shows the initial one).
+    init(store: any StoreAccess, labels: DragonStatus, defaults: Scene) {
+        self.store = store
+        self.labels = labels
         self.defaults = defaults
     }
 
     /// The events after `since` (default: from the oldest held), at most `limit`.
     func page(of runtime: RoomRuntime, since: UInt64?, limit: Int,
               completion: @escaping (Result<HistoryPage, HTTPError>) -> Void) {
-        guard let room = runtime.room else { return completion(.failure(APIRoutes.unloaded(runtime))) }
+        guard let room = runtime.room else { return completion(.failure(.unloaded(runtime))) }
         let current = room.committed.seq
         if let since, since > current {
             return completion(.failure(Self.beyond("since", since, current)))
         }
         let name = runtime.name, epoch = room.epoch
-        coordinator.readPast({ store in
+        store.read({ store in
             Result { () throws(StoreError) in
                 try store.history(ofRoom: name, after: since ?? 0, limit: limit)
             }
@@ -46,12 +47,12 @@ final class RoomHistory {
 
     /// The room right after event `seq`, with the dragon's label then.
     func state(of runtime: RoomRuntime, at seq: UInt64, completion: @escaping (Result<PastState, HTTPError>) -> Void) {
-        guard let room = runtime.room else { return completion(.failure(APIRoutes.unloaded(runtime))) }
+        guard let room = runtime.room else { return completion(.failure(.unloaded(runtime))) }
         let current = room.committed.seq
         guard seq <= current else { return completion(.failure(Self.beyond("seq", seq, current))) }
         let name = runtime.name, epoch = room.epoch, defaults = self.defaults
-        let initialLabel = directory.dragonStatus.initial
-        coordinator.readPast({ store in
+        let initialLabel = labels.initial
+        store.read({ store in
             Result { () throws(StoreError) in try store.pastState(ofRoom: name, at: seq) }
         }, completion: { result in
             switch result {

@@ -1,7 +1,9 @@
 import HappyCore
 
 /// A room as the server runs it: the core `Room` (once loaded from the
-/// store), its connected members, and what waits for it to load.
+/// store), its members here and on other nodes, and what waits for it to
+/// load. Its own fields change only through its methods; the parts other
+/// components own are values written only by their owner (named on each).
 final class RoomRuntime {
     let name: String
     private(set) var room: Room<OutboundFrame>?
@@ -10,46 +12,148 @@ final class RoomRuntime {
     /// Callbacks waiting for the room to load.
     private var readyWaiters: [(RoomRuntime) -> Void] = []
     /// Connections admitted but not yet welcomed (the room is loading).
-    var reservedSeats = 0
-    /// Intents applied but not yet recorded or answered.
-    var pendingIntents = 0
-    var idleSince: Double
-    /// The dragon panel's status label (the last dragon delegate event), kept from load on.
-    var dragonStatus = ""
-    /// Frame streams watching this room; they keep it in memory.
-    var frameStreams: [FrameStream] = []
+    private(set) var reservedSeats = 0
+    private(set) var idleSince: Double
     /// Joined by a client or sent an intent since it was loaded. Rooms only
     /// ever read over HTTP, which anyone can name, leave memory sooner.
-    var wasUsed = false
-    /// Created here and not yet recorded by the store: dropping it now would
-    /// let the next visitor create it again under another epoch.
-    var creationPending = false
+    private(set) var wasUsed = false
+    /// Clients of this room on other nodes (cluster mode), by id.
+    private(set) var remoteMembers: [String: Participant] = [:]
+    /// A cluster node waits for the room's remote presence before welcoming.
+    private(set) var awaitingRemotePresence = false
+    private var loadedButWaiting: Room<OutboundFrame>?
 
-    /// The room's broadcasts (events, presence), written by every member from its cursor.
+    /// The room's broadcasts (events, presence), written by every member
+    /// from its cursor. Owned by `Broadcaster`.
     var log: BroadcastLog<OutboundFrame>
-    /// The members' live pointers (never events, never recorded).
+    /// Intents and the creation waiting for the store. Owned by `CommitCoordinator`.
+    var commits = RoomCommitState()
+    /// Frame streams watching this room; they keep it in memory. Owned by `FrameStreams`.
+    var streams = RoomStreams()
+    /// The members' live pointers (never events, never recorded). Owned by `PointerService`.
     var pointers = RoomPointers()
-    /// When the last `pointers` message went out (monotonic seconds).
-    var lastPointerBatchAt = -Double.infinity
 
-    init(name: String, now: Double, logBytes: Int) {
+    /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
+    init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false) {
         self.name = name
         idleSince = now
         log = BroadcastLog(byteLimit: logBytes)
+        awaitingRemotePresence = awaitsRemotePresence
     }
 
     var isLoading: Bool { room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || reservedSeats > 0 }
-    /// Clients of this room on other nodes (cluster mode), by id.
-    var remoteMembers: [String: Participant] = [:] {
-        didSet { presenceChanged(at: nil) }
-    }
-    /// A cluster node waits for the room's remote presence before welcoming.
-    var awaitingRemotePresence = false
-    private var loadedButWaiting: Room<OutboundFrame>?
-
     /// Everyone in the room, on every node.
     var presenceCount: Int { members.count + remoteMembers.count }
+    var participants: [Participant] { members.map(\.participant) }
+
+    /// Nothing holds the room in memory: no clients, no load, no unrecorded work.
+    var isEvictable: Bool {
+        !isOccupied && !isLoading && commits.pendingIntents == 0 && !commits.creationPending && streams.isEmpty
+    }
+
+    /// Used (for how long it stays in memory once idle): joined or sent an intent.
+    func markUsed() {
+        wasUsed = true
+    }
+
+    /// Idle from `now` on (its last client or stream went, or it was read over HTTP).
+    func touch(now: Double) {
+        idleSince = now
+    }
+
+    // MARK: loading
+
+    /// Runs `body` once the room is loaded (now, if it already is).
+    func whenReady(_ body: @escaping (RoomRuntime) -> Void) {
+        if isLoading { readyWaiters.append(body) } else { body(self) }
+    }
+
+    /// Finishes loading once the room is read and, in a cluster, its remote presence known.
+    func loaded(_ room: Room<OutboundFrame>) {
+        if awaitingRemotePresence { loadedButWaiting = room } else { finishLoading(room, error: nil) }
+    }
+
+    func failedToLoad(_ error: StoreError) {
+        finishLoading(nil, error: error)
+    }
+
+    private func finishLoading(_ room: Room<OutboundFrame>?, error: StoreError?) {
+        self.room = room
+        loadError = error
+        let waiters = readyWaiters
+        readyWaiters.removeAll()
+        for waiter in waiters { waiter(self) }
+    }
+
+    /// Lets a failed load be tried again by the next visitor.
+    func resetFailedLoad() {
+        loadError = nil
+    }
+
+    // MARK: seats
+
+    /// A connection admitted here waits for the room to load.
+    func reserveSeat(for connection: Connection) {
+        reservedSeats += 1
+        wasUsed = true
+        connection.seat.reserve(in: self)
+    }
+
+    /// The wait for the load is over (the connection joins, or was closed meanwhile).
+    func endReservation() {
+        reservedSeats -= 1
+    }
+
+    func add(_ connection: Connection) {
+        let index = members.count
+        connection.seat.seated(at: index)
+        members.append(connection)
+        presenceAppended(at: index)
+    }
+
+    /// Takes the connection out of the room (its member entry, if welcomed, and its seat).
+    func remove(_ connection: Connection) {
+        let index = connection.seat.memberIndex
+        connection.seat.vacate()
+        guard index >= 0, index < members.count, members[index] === connection else { return }
+        let last = members.removeLast()
+        if index < members.count {
+            members[index] = last
+            last.seat.seated(at: index)
+        }
+        presenceChanged(at: index)
+    }
+
+    // MARK: remote presence (cluster mode)
+
+    /// Everyone on the other nodes, as the bus listed them when the room was watched.
+    func remoteMembersListed(_ list: [Participant]) {
+        remoteMembers = Dictionary(list.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        presenceChanged(at: nil)
+        awaitingRemotePresence = false
+        if let room = loadedButWaiting {
+            loadedButWaiting = nil
+            finishLoading(room, error: nil)
+        }
+    }
+
+    /// A client joined on another node; false when it was known.
+    func remoteJoined(_ participant: Participant) -> Bool {
+        guard remoteMembers[participant.id] == nil else { return false }
+        remoteMembers[participant.id] = participant
+        presenceChanged(at: nil)
+        return true
+    }
+
+    /// A client left another node; false when it was not known.
+    func remoteLeft(_ participant: Participant) -> Bool {
+        guard remoteMembers.removeValue(forKey: participant.id) != nil else { return false }
+        presenceChanged(at: nil)
+        return true
+    }
+
+    // MARK: presence as welcomes carry it
 
     /// The presence list of welcomes, encoded once until the listed clients
     /// change; a client joining is appended to it (one entry, not the list).
@@ -86,7 +190,7 @@ final class RoomRuntime {
     }
 
     /// Forgets the encoded list when a change touches the listed part.
-    func presenceChanged(at index: Int?) {
+    private func presenceChanged(at index: Int?) {
         guard let cached = encodedPresence else { return }
         if let index, index >= cached.limit, members.count >= cached.limit { return }
         encodedPresence = nil
@@ -99,61 +203,5 @@ final class RoomRuntime {
             list += remoteMembers.values.sorted { $0.id < $1.id }.prefix(limit - list.count)
         }
         return list
-    }
-
-    /// Finishes loading once the room is read and, in a cluster, its remote presence known.
-    func loaded(_ room: Room<OutboundFrame>) {
-        if awaitingRemotePresence { loadedButWaiting = room } else { finishLoading(room, error: nil) }
-    }
-
-    func remotePresenceArrived() {
-        awaitingRemotePresence = false
-        if let room = loadedButWaiting {
-            loadedButWaiting = nil
-            finishLoading(room, error: nil)
-        }
-    }
-
-    /// Nothing holds the room in memory: no clients, no load, no unrecorded work.
-    var isEvictable: Bool {
-        !isOccupied && !isLoading && pendingIntents == 0 && !creationPending && frameStreams.isEmpty
-    }
-    var participants: [Participant] { members.map(\.participant) }
-
-    /// Runs `body` once the room is loaded (now, if it already is).
-    func whenReady(_ body: @escaping (RoomRuntime) -> Void) {
-        if isLoading { readyWaiters.append(body) } else { body(self) }
-    }
-
-    func finishLoading(_ room: Room<OutboundFrame>?, error: StoreError?) {
-        self.room = room
-        loadError = error
-        let waiters = readyWaiters
-        readyWaiters.removeAll()
-        for waiter in waiters { waiter(self) }
-    }
-
-    /// Lets a failed load be tried again by the next visitor.
-    func resetFailedLoad() {
-        loadError = nil
-    }
-
-    func add(_ connection: Connection) {
-        connection.memberIndex = members.count
-        connection.room = self
-        members.append(connection)
-        presenceAppended(at: connection.memberIndex)
-    }
-
-    func remove(_ connection: Connection) {
-        let index = connection.memberIndex
-        guard index >= 0, index < members.count, members[index] === connection else { return }
-        let last = members.removeLast()
-        if index < members.count {
-            members[index] = last
-            last.memberIndex = index
-        }
-        connection.memberIndex = -1
-        presenceChanged(at: index)
     }
 }

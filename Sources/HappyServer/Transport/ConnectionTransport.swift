@@ -40,7 +40,8 @@ protocol ConnectionTransport {
 /// What the server's components may do to an HTTP exchange's connection.
 protocol ExchangeTransport {
     func requestWritable()
-    /// Writes raw response bytes (status line and headers included); `final`
+    /// Writes raw response bytes (status line and headers included), with
+    /// the transport's headroom before `bytes` (a `WriteScratch`); `final`
     /// ends the response. False when the connection failed.
     func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, final: Bool) -> Bool
     /// Lays out the status line and headers at `cursor` (up to `end`).

@@ -6,7 +6,6 @@ import HappyLWS
 /// connection. Reads what lws knows (headers, frame flags, addresses) while
 /// lws still has it, and wraps connections in the components' transports.
 final class ServerDispatch: LWSCallbackHandler {
-    private unowned let server: HappyServer
     private let registry: ConnectionRegistry
     private let intake: MessageIntake
     private let broadcaster: Broadcaster
@@ -14,18 +13,20 @@ final class ServerDispatch: LWSCallbackHandler {
     private let responder: HTTPResponder
     private let addressLimits: AddressLimits
     private let compression: Bool
+    private let clock: ServiceClock
     private let logger: Logger
 
-    init(server: HappyServer) {
-        self.server = server
-        registry = server.registry
-        intake = server.intake
-        broadcaster = server.broadcaster
-        http = server.http
-        responder = server.responder
-        addressLimits = server.addressLimits
-        compression = server.config.compression
-        logger = server.logger
+    init(registry: ConnectionRegistry, intake: MessageIntake, broadcaster: Broadcaster, http: HTTPIntake,
+         responder: HTTPResponder, addressLimits: AddressLimits, compression: Bool, clock: ServiceClock, logger: Logger) {
+        self.registry = registry
+        self.intake = intake
+        self.broadcaster = broadcaster
+        self.http = http
+        self.responder = responder
+        self.addressLimits = addressLimits
+        self.compression = compression
+        self.clock = clock
+        self.logger = logger
     }
 
     func handleCallback(_ callback: LWSCallback) -> Int32 {
@@ -39,6 +40,7 @@ final class ServerDispatch: LWSCallbackHandler {
             return withConnection(connection) { client in
                 let chunk = UnsafeBufferPointer(start: callback.input?.assumingMemoryBound(to: UInt8.self),
                                                 count: callback.length)
+                registry.noteAlive(client)
                 intake.receive(client, chunk, binary: connection.isBinaryFrame, final: connection.endsMessage)
                 return 0
             } ?? -1
@@ -65,13 +67,12 @@ final class ServerDispatch: LWSCallbackHandler {
             established(connection)
             return 0
         case .receivePong:
-            if let client = attachment(of: connection, as: Connection.self) { intake.noteAlive(client) }
+            if let client = attachment(of: connection, as: Connection.self) { registry.noteAlive(client) }
             return 0
         case .peerInitiatedClose:
             guard let client = attachment(of: connection, as: Connection.self) else { return 0 }
-            client.peerIsClosing = true
             // After our close frame, the peer's is its answer: close without echoing.
-            return client.closeFrameSent ? -1 : 0
+            return broadcaster.peerClosing(client) ? -1 : 0
         case .closed:
             if let client = detach(connection, as: Connection.self) { registry.closed(client) }
             return 0
@@ -102,14 +103,14 @@ final class ServerDispatch: LWSCallbackHandler {
             guard let address = callback.filteredClientAddress else { return 0 }
             return addressLimits.accept(address: address, fd: callback.acceptedSocket) ? 0 : 1
         case .serverNewClientInstantiated:
-            addressLimits.instantiated(connection.wsi, fd: connection.socketDescriptor)
+            addressLimits.instantiated(Self.socketID(connection), fd: connection.socketDescriptor)
             return callback.passToDefault()
         case .wsiDestroy:
-            addressLimits.destroyed(connection.wsi)
+            addressLimits.destroyed(Self.socketID(connection))
             return callback.passToDefault()
 
         case .eventWaitCancelled:
-            server.drainInbox()
+            // Another thread posted to the inbox: the loop drains it when this turn ends.
             return 0
         default:
             return callback.passToDefault()
@@ -133,7 +134,7 @@ final class ServerDispatch: LWSCallbackHandler {
         let query = connection.queryArguments()
         let client = registry.open(
             transport: LWSConnectionTransport(connection: connection), kind: path == "/echo" ? .echo : .happy,
-            peerAddress: addressLimits.clientAddress(of: connection.wsi, peer: connection.peerAddress),
+            peerAddress: addressLimits.clientAddress(of: Self.socketID(connection), peer: connection.peerAddress),
             usesExtensions: compression && offeredExtensions.contains("permessage-deflate"),
             query: query, token: AccessControl.token(query: query, authorization: connection.header(.authorization)))
         connection.attach(client as Attachment)
@@ -153,7 +154,7 @@ final class ServerDispatch: LWSCallbackHandler {
         }
         let exchange = HTTPExchange(transport: LWSExchangeTransport(connection: connection), method: method, path: path,
                                     query: connection.queryArguments(), headers: headers, peerAddress: client,
-                                    startedAt: server.clock.fresh())
+                                    startedAt: clock.fresh())
         detach(connection, as: HTTPExchange.self)?.finish()
         connection.attach(exchange as Attachment)
         let declared = method == "POST"
@@ -175,12 +176,17 @@ final class ServerDispatch: LWSCallbackHandler {
     }
 
     private func screen(_ connection: LWSConnection) -> (screen: RequestScreen, client: String) {
-        http.screen(socket: connection.wsi, peer: connection.peerAddress,
+        http.screen(socket: Self.socketID(connection), peer: connection.peerAddress,
                     forwardedFor: { connection.header(.forwardedFor) },
                     requestLineIsCut: connection.requestLineIsCut)
     }
 
     // MARK: user data
+
+    /// The socket's identity for the components: its lws handle's address, unique while it is open.
+    private static func socketID(_ connection: LWSConnection) -> SocketID {
+        SocketID(value: UInt(bitPattern: connection.wsi))
+    }
 
     /// The object attached to `connection`, if it is a `T`; not retained.
     private func attachment<T: Attachment>(of connection: LWSConnection, as type: T.Type) -> T? {

@@ -4,20 +4,19 @@ import Synchronization
 
 /// Work other threads hand back to the service thread.
 enum InboxMessage: Sendable {
-    case roomLoaded(room: String, result: Result<StoredRoom?, StoreError>)
-    case roomRefreshed(room: String, result: Result<StoredRoom?, StoreError>)
-    case commitFinished(batch: UInt64, result: Result<[CommitConflict], StoreError>, seconds: Double)
-    case shutdownRequested(signal: Int32)
+    /// A result to hand to its owner (a store call, a render, cluster news).
     case task(ServiceThreadTask)
+    /// SIGINT, SIGTERM or `requestShutdown()`.
+    case shutdownRequested(signal: Int32)
 }
 
-/// A unit of work another module (renderer, cluster link) asks the service thread to run.
+/// A unit of work another thread (store worker, renderer, cluster bus) asks the service thread to run.
 struct ServiceThreadTask: @unchecked Sendable {
     let run: () -> Void
 }
 
 /// The locked queue through which other threads wake the lws service thread
-/// (`LWSContextHandle.cancelService`), drained in `LWS_CALLBACK_EVENT_WAIT_CANCELLED`.
+/// (`LWSContextHandle.cancelService`); the loop drains it after every turn.
 final class WakeInbox: Sendable {
     private let queue = Mutex<[InboxMessage]>([])
     private let context = Mutex<LWSContextHandle?>(nil)
@@ -35,6 +34,7 @@ final class WakeInbox: Sendable {
 
     func drain() -> [InboxMessage] {
         queue.withLock { messages in
+            if messages.isEmpty { return [] }
             let taken = messages
             messages.removeAll(keepingCapacity: true)
             return taken

@@ -46,6 +46,7 @@ final class TestExchange {
 final class TestServer {
     let server: HappyServer
     let time: ManualTimeSource
+    let timers: ManualTimers
     let config: HappyConfig
 
     /// The repository's `web/` directory (art for the renderer).
@@ -53,12 +54,22 @@ final class TestServer {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("web").path
 
+    /// `stepped`: store calls wait until the test runs them (else a store
+    /// that is not synchronous runs on the real store worker's threads).
+    /// `clusterBus`: a cluster node's bus (a `FakeClusterBus`).
     init(config: HappyConfig = TestServer.config(), store: (any RoomStore)? = nil,
-         tokenVerifier: TokenVerifier? = nil) {
+         tokenVerifier: TokenVerifier? = nil, stepped: SteppedStore? = nil, clusterBus: (any ClusterBus)? = nil) {
         self.config = config
         time = ManualTimeSource()
-        server = HappyServer(config: config, store: store ?? MemoryRoomStore(historySize: config.limits.historySize),
-                             logger: Logger(level: .error), tokenVerifier: tokenVerifier, clusterBus: nil, time: time)
+        timers = ManualTimers(time: time)
+        let store = stepped?.store ?? store ?? MemoryRoomStore(historySize: config.limits.historySize)
+        do {
+            server = try HappyServer(config: config, store: store, logger: Logger(level: .error),
+                                     tokenVerifier: tokenVerifier, clusterBus: clusterBus, time: time, timers: timers,
+                                     storeAccess: stepped)
+        } catch {
+            fatalError("the test server could not be built: \(error)")
+        }
     }
 
     /// The defaults, with `change` applied.
@@ -80,19 +91,14 @@ final class TestServer {
         server.clock.nextTurn()
     }
 
-    /// The end of a loop turn: the group commit starts.
+    /// The end of a loop turn: the inbox, due timers, the group commit.
     func turn() {
         server.afterServiceTurn()
     }
 
-    /// The once-a-second sweep of every component (`HappyServer.sweep()`
-    /// also arms an lws timer, so it is not usable here).
+    /// The sweep of every component, now, as its timer would run it.
     func sweep() {
-        let now = server.clock.fresh()
-        server.registry.sweep(now: now)
-        server.frames.streams.sweep(now: now)
-        server.directory.evictIdleRooms(now: now)
-        server.api.sweep(now: now)
+        server.fire(.sweep)
     }
 
     /// Drains the inbox until `condition` holds, for work another thread
@@ -179,6 +185,7 @@ final class TestServer {
     /// One fragment from the client.
     func receive(_ client: TestClient, _ bytes: [UInt8], binary: Bool, final: Bool) {
         bytes.withUnsafeBufferPointer {
+            server.registry.noteAlive(client.connection)
             server.intake.receive(client.connection, $0, binary: binary, final: final)
         }
     }

@@ -1,0 +1,61 @@
+import HappyCore
+
+/// `/healthz` and `/metrics`: what the server's owners report about it.
+final class StatusRoutes {
+    private let coordinator: CommitCoordinator
+    private let cluster: ClusterLink
+    private let registry: ConnectionRegistry
+    private let directory: RoomDirectory
+    private let streams: FrameStreams
+    private let responder: HTTPResponder
+    private let metrics: Metrics
+    private let clock: ServiceClock
+    private let startedAt: Double
+
+    init(coordinator: CommitCoordinator, cluster: ClusterLink, registry: ConnectionRegistry, directory: RoomDirectory,
+         streams: FrameStreams, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock) {
+        self.coordinator = coordinator
+        self.cluster = cluster
+        self.registry = registry
+        self.directory = directory
+        self.streams = streams
+        self.responder = responder
+        self.metrics = metrics
+        self.clock = clock
+        startedAt = clock.fresh()
+    }
+
+    func register(in router: inout HTTPRouter) {
+        router.add(["GET", "HEAD"], .exact("/healthz")) { [self] in health($0) }
+        router.add(["GET"], .exact("/metrics")) { [self] in
+            responder.respond($0, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
+                                               body: Array(MetricsRenderer.render(metrics, gauges()).utf8)))
+        }
+    }
+
+    /// What is wrong, one line each: the store failing, commits in doubt,
+    /// the cluster subscriber disconnected (each with since when).
+    func healthProblems() -> [String] {
+        coordinator.healthProblems() + (cluster.linkProblem.map { [$0] } ?? [])
+    }
+
+    /// `ok`, or 503 with one line per problem.
+    private func health(_ exchange: HTTPExchange) {
+        let problems = healthProblems()
+        if problems.isEmpty {
+            responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain", body: Array("ok".utf8)))
+        } else {
+            responder.respond(exchange, HTTPResponse(
+                status: 503, contentType: "text/plain",
+                body: Array(problems.map { "unavailable: \($0)" }.joined(separator: "\n").utf8)))
+        }
+    }
+
+    /// The gauges of `/metrics`, read from their owners.
+    func gauges() -> MetricsGauges {
+        MetricsGauges(connections: registry.connections.count, rooms: directory.rooms.count,
+                      occupiedRooms: directory.occupiedCount, storeHealthy: coordinator.storeHealthy,
+                      frameStreams: streams.open.count, uptimeSeconds: clock.fresh() - startedAt,
+                      process: ProcessStats.read())
+    }
+}
