@@ -117,6 +117,45 @@ static inline void happy_loop_nudge_stop(void *loop, happy_loop_nudge *nudge) {
     ev_timer_stop((struct ev_loop *)loop, &nudge->timer);
 }
 
+/* A one-shot timer of our own on the epoll loop. lws runs its own timers
+ * (suls) only from an idle watcher, which libev starves while any socket
+ * stays readable: an HTTP client that hangs up while its response is
+ * deferred keeps lws's read watcher firing without being read. A libev
+ * timer fires whatever else is pending. */
+typedef void (*happy_ev_timer_action)(void *owner);
+
+typedef struct happy_ev_timer {
+    ev_timer timer;
+    void *owner;
+    happy_ev_timer_action action;
+} happy_ev_timer;
+
+static inline void happy_ev_timer_fired(struct ev_loop *loop, ev_timer *timer, int revents) {
+    (void)loop;
+    (void)revents;
+    happy_ev_timer *entry = (happy_ev_timer *)timer;
+    entry->action(entry->owner);
+}
+
+static inline void happy_ev_timer_init(happy_ev_timer *entry, void *owner, happy_ev_timer_action action) {
+    ev_timer_init(&entry->timer, happy_ev_timer_fired, 0., 0.);
+    entry->owner = owner;
+    entry->action = action;
+}
+
+/* Fires once, `seconds` from now (replacing an earlier schedule). */
+static inline void happy_ev_timer_schedule(void *loop, happy_ev_timer *entry, double seconds) {
+    struct ev_loop *ev = (struct ev_loop *)loop;
+    ev_timer_stop(ev, &entry->timer);
+    ev_now_update(ev);
+    ev_timer_set(&entry->timer, seconds > 0 ? seconds : 0., 0.);
+    ev_timer_start(ev, &entry->timer);
+}
+
+static inline void happy_ev_timer_cancel(void *loop, happy_ev_timer *entry) {
+    ev_timer_stop((struct ev_loop *)loop, &entry->timer);
+}
+
 static const int happy_kill_async = LWS_TO_KILL_ASYNC;
 static const lws_usec_t happy_us_per_sec = LWS_US_PER_SEC;
 

@@ -196,6 +196,12 @@ func lwsLoopCheckDue(_ context: OpaquePointer?) {
     Unmanaged<LWSCallbackRoute>.fromOpaque(route)._withUnsafeGuaranteedRef { $0.loopCheckDue = true }
 }
 
+/// The epoll loop a context runs on, or nil on lws's own poll() loop.
+func lwsEventLoop(_ context: OpaquePointer?) -> UnsafeMutableRawPointer? {
+    guard let context, let route = lws_context_user(context) else { return nil }
+    return Unmanaged<LWSCallbackRoute>.fromOpaque(route)._withUnsafeGuaranteedRef { $0.loopNudge?.loop }
+}
+
 /// Notes a timer or timeout of a context due in `seconds`: on the epoll
 /// loop the nudge comes by then (see `happy_loop_nudge`).
 @usableFromInline

@@ -146,6 +146,23 @@ final class FrameServiceTests: XCTestCase {
         XCTAssertTrue(test.server.directory["lobby"]?.streams.isEmpty == true)
     }
 
+    func testAStreamWhoseClientHungUpClosesFromItsWritableCallback() throws {
+        let test = try serverWithArt()
+        let stream = test.begin("GET", "/stream/face.png", query: ["w": "32", "h": "32"])
+        test.waitUntil("the first part") {
+            test.pump(stream)
+            return test.metrics.streamFramesSent == 1
+        }
+        XCTAssertFalse(stream.transport.writablePending)
+        stream.transport.peerHasHungUp = true
+        test.sweep()
+
+        XCTAssertEqual(stream.transport.kills, 0, "not killed: a kill waits for lws's timers, which its readable end of file holds up")
+        XCTAssertTrue(stream.transport.writablePending)
+        let (ok, _) = test.server.responder.writeable(stream.exchange)
+        XCTAssertFalse(ok, "the writable callback closes the connection")
+    }
+
     func testStreamsAreRefusedWhileShuttingDown() throws {
         let test = try serverWithArt()
         test.server.beginShutdown(signal: 0)

@@ -92,6 +92,19 @@ final class FrameStreamTests: XCTestCase {
         XCTAssertGreaterThan(Set(twenty.parts).count, twenty.parts.count / 2, "the wave moves between frames")
     }
 
+    func testAClientThatStopsSendingHoldsUpNoTimer() throws {
+        // lws does not read a connection whose response is in progress, so a
+        // client's end of file stays readable: the server's timers (here the
+        // heart's wave, and the sweep that lets the client go) run regardless.
+        let quiet = try openStream("/stream/face.png")
+        _ = try nextPNG(quiet)
+        quiet.finishSending()
+        let heart = try heartStream(fps: 10, seconds: 2)
+        XCTAssertTrue((7...13).contains(heart.perSecond), "fps=10 gave \(heart.perSecond) parts a second")
+        _ = quiet.readToEnd(timeout: 5)
+        XCTAssertTrue(quiet.reachedEOF, "a client that said it sends nothing more is let go")
+    }
+
     func testStreamsEndCleanlyOnShutdown() throws {
         let stream = try openStream("/stream/scene.png?fps=5")
         _ = try nextPNG(stream)

@@ -33,6 +33,8 @@ final class FrameStream {
     /// Finishing: the part in progress, then the closing boundary, then close.
     var ending = false
     var closingSent = false
+    /// The client hung up: the connection closes at its next writable callback.
+    private(set) var clientHasLeft = false
 
     init(exchange: HTTPExchange, runtime: RoomRuntime, query: FrameQuery, now: Double) {
         self.exchange = exchange
@@ -76,6 +78,10 @@ final class FrameStream {
         writing = ending ? nil : pending
         pending = nil
         return (count, true)
+    }
+
+    func clientLeft() {
+        clientHasLeft = true
     }
 
     /// Drops the pending part: only the one in progress is finished.

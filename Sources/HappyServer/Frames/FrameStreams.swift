@@ -138,7 +138,7 @@ final class FrameStreams {
     private func writeStream(_ stream: FrameStream) -> Bool {
         let transport = stream.exchange.transport
         let base = scratch.start
-        if stream.closingSent { return false }
+        if stream.closingSent || stream.clientHasLeft { return false }
         var length = 0
         var final = false
         if !stream.headersSent {
@@ -178,7 +178,11 @@ final class FrameStreams {
                 logger.info("dropping stream client that stopped reading", ["peer": stream.exchange.peerAddress])
                 transport.kill()
             } else if stream.writing == nil && transport.peerHasHungUp {
-                transport.kill()
+                // Closed from its writable callback: lws does not read a
+                // connection whose response is in progress, so its end of
+                // file stays readable and lws's own timers (a kill's) wait.
+                stream.clientLeft()
+                transport.requestWritable()
             } else if stream.shown == nil {
                 refresh(stream)
             }

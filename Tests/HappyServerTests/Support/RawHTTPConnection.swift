@@ -43,6 +43,11 @@ final class RawHTTPConnection {
 
     deinit { Glibc.close(fd) }
 
+    /// Says it will send nothing more (a FIN), and goes on reading.
+    func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Sends `GET path` with `headers`.
     func get(_ path: String, headers: [String: String] = [:]) {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
