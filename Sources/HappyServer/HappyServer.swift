@@ -129,6 +129,7 @@ public final class HappyServer: @unchecked Sendable {
         dispatch = ServerDispatch(registry: registry, intake: intake, broadcaster: broadcaster, http: http,
                                   responder: responder, addressLimits: addressLimits, compression: config.compression,
                                   clock: clock, logger: logger)
+        timers.schedule(.sweep, afterSeconds: 1)
     }
 
     /// The absolute path of `webRoot`, which must be a directory.
@@ -163,7 +164,6 @@ public final class HappyServer: @unchecked Sendable {
         inbox.attach(host.context)
         timers.attach(host.context)
         cluster.start()
-        timers.schedule(.sweep, afterSeconds: 1)
         signals.install(posting: inbox)
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",

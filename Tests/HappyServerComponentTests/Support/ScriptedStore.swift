@@ -15,6 +15,8 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
     private var recordedCommits: [[RoomCommit]] = []
     private var loads: [String] = []
     private var failure: StoreError?
+    private var nodesAhead: [String: StoredRoom] = [:]
+    private var readFailure: StoreError?
 
     init(synchronous: Bool, keepsHistory: Bool = false) {
         isSynchronous = synchronous
@@ -30,6 +32,22 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
         locked { failure = error }
     }
 
+    /// Another node records `room` first: the next commit of that room is
+    /// refused as a conflict, and the store holds `room` from then on.
+    func anotherNodeRecords(_ room: StoredRoom) {
+        locked { nodesAhead[room.name] = room }
+    }
+
+    /// The store loses `room` (a Redis without persistence restarted).
+    func forget(_ room: String) {
+        locked { _ = rooms.removeValue(forKey: room) }
+    }
+
+    /// Makes room reads fail with `error` (nil: succeed again).
+    func failReads(with error: StoreError?) {
+        locked { readFailure = error }
+    }
+
     /// A room the store holds before anyone asks.
     func seed(_ room: StoredRoom) {
         locked { rooms[room.name] = room }
@@ -40,10 +58,12 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
     }
 
     func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
-        locked {
+        let (room, failure): (StoredRoom?, StoreError?) = locked {
             loads.append(name)
-            return rooms[name]
+            return (rooms[name], readFailure)
         }
+        if let failure { throw failure }
+        return room
     }
 
     /// History reads: what the commits recorded, all of it held (first is 1).
@@ -68,10 +88,17 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
     }
 
     func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
+        var conflicts: [CommitConflict] = []
         let refusal: StoreError? = locked {
             recordedCommits.append(commits)
             if let failure { return failure }
             for commit in commits {
+                if let ahead = nodesAhead.removeValue(forKey: commit.room) {
+                    rooms[commit.room] = ahead
+                    conflicts.append(CommitConflict(room: commit.room, current: ahead))
+                    continue
+                }
+                if conflicts.contains(where: { $0.room == commit.room }) { continue }
                 var history = rooms[commit.room].map { $0.epoch == commit.epoch ? $0.history : [] } ?? []
                 history += commit.events
                 rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
@@ -80,7 +107,7 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
             return nil
         }
         if let refusal { throw refusal }
-        return []
+        return conflicts
     }
 
     func close() {}

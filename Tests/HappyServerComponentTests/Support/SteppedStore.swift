@@ -53,6 +53,14 @@ final class SteppedStore: StoreAccess {
         return true
     }
 
+    /// Runs the oldest waiting call of `kind` first; false when none waits.
+    @discardableResult
+    func run(_ kind: Job.Kind) -> Bool {
+        guard let index = jobs.firstIndex(where: { $0.kind == kind }) else { return false }
+        jobs.remove(at: index).run()
+        return true
+    }
+
     /// Runs calls (and those they lead to) until none waits, at most `limit`.
     func runAll(limit: Int = 1000) {
         var runs = 0

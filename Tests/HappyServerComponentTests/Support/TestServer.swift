@@ -70,6 +70,7 @@ final class TestServer {
         } catch {
             fatalError("the test server could not be built: \(error)")
         }
+        server.cluster.start()
     }
 
     /// The defaults, with `change` applied.
