@@ -211,4 +211,71 @@ final class CommitCoordinatorTests: XCTestCase {
         XCTAssertEqual(post.json?["id"]?.stringValue, "h1")
         XCTAssertEqual(store.stored("lobby")?.scene.face.happiness, 61)
     }
+
+    // MARK: step by step (the store worker run by the test)
+
+    /// A server whose store calls wait for the test, with `lobby` loaded and recorded.
+    private func steppedServer() -> (TestServer, SteppedStore, ScriptedStore, TestClient) {
+        let store = ScriptedStore(synchronous: false)
+        let stepped = SteppedStore(store)
+        let test = TestServer(stepped: stepped)
+        let client = test.connect()
+        stepped.runAll()
+        test.turn()
+        stepped.runAll()
+        XCTAssertEqual(test.types(of: client), ["welcome"])
+        return (test, stepped, store, client)
+    }
+
+    func testADoubtfulWriteIsResentUntilAnsweredAndOnlyThenAcked() {
+        let (test, stepped, store, client) = steppedServer()
+        store.failWrites(with: StoreError(.inDoubt, "no answer after sending"))
+        test.sendIntent(client, "face.setHappiness", id: "wait", #""value":77"#)
+        test.turn()
+        stepped.runNext()
+        XCTAssertEqual(stepped.jobs.map(\.delay), [CommitMachine.inDoubtRetrySeconds], "sent again, after a pause")
+        XCTAssertEqual(test.messages(of: client), [], "neither ack nor refusal while in doubt")
+        test.advance(by: 4)
+        XCTAssertTrue(test.request("GET", "/healthz").text.hasPrefix("unavailable: commits in doubt for 4.0 s"))
+
+        store.failWrites(with: nil)
+        stepped.runAll()
+        test.turn()
+        XCTAssertEqual(test.messages(of: client).map { $0["type"]?.stringValue }, ["event", "ack"])
+        XCTAssertEqual(test.request("GET", "/healthz").text, "ok")
+        XCTAssertEqual(store.stored("lobby")?.scene.face.happiness, 77)
+    }
+
+    func testWhileTheStoreIsAwayIntentsAreRefusedAtOnceAndItsReturnIsNoticed() {
+        let (test, stepped, store, client) = steppedServer()
+        store.failWrites(with: StoreError(.unreachable, "connection refused"))
+        test.sendIntent(client, "face.setHappiness", id: "lost", #""value":60"#)
+        test.turn()
+        stepped.runAll()
+        XCTAssertEqual(test.messages(of: client).first?["code"]?.stringValue, "unavailable")
+        test.sendIntent(client, "face.setHappiness", id: "probe", #""value":61"#)
+        test.turn()  // one batch finds out whether the store is back
+        test.sendIntent(client, "face.setHappiness", id: "meanwhile", #""value":62"#)
+        let refused = test.messages(of: client)
+        XCTAssertEqual(refused.map { $0["id"]?.stringValue }, ["meanwhile"], "refused at once, not queued")
+
+        store.failWrites(with: nil)
+        stepped.runAll()
+        test.turn()
+        XCTAssertEqual(test.messages(of: client).map { $0["type"]?.stringValue }, ["event", "ack"])
+        XCTAssertTrue(test.server.coordinator.storeHealthy)
+    }
+
+    func testWorkWaitingForTheBatchInFlightRunsOnceItIsAnswered() {
+        let (test, stepped, _, client) = steppedServer()
+        var ran = 0
+        test.server.coordinator.whenBatchFinishes { ran += 1 }
+        XCTAssertEqual(ran, 1, "nothing in flight: at once")
+        test.sendIntent(client, "face.setHappiness", #""value":60"#)
+        test.turn()
+        test.server.coordinator.whenBatchFinishes { ran += 1 }
+        XCTAssertEqual(ran, 1)
+        stepped.runAll()
+        XCTAssertEqual(ran, 2)
+    }
 }
