@@ -152,4 +152,34 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(room.history.all.map(\.element), ["h20", "h30"])
         XCTAssertEqual(room.committed.seq, 3)
     }
+
+    // MARK: the dragon label
+
+    func testTheLabelFollowsCommittedDragonEventsOnly() throws {
+        let room = Room<String>(name: "lobby", epoch: "ep1", snapshot: RoomSnapshot(seq: 0, scene: .standard),
+                                historyCapacity: 10, labels: DragonStatus(initial: "ready"))
+        XCTAssertEqual(room.dragonStatus, "ready")
+        let forward = try XCTUnwrap(apply(.dragonForward, to: room).event)
+        XCTAssertEqual(room.dragonStatus, "ready", "applied is not committed")
+        room.commit(forward, historyElement: "e1")
+        XCTAssertEqual(room.dragonStatus, "forward, (x,y) = (20, 10)")
+        let happy = try XCTUnwrap(apply(.setHappiness(20), to: room).event)
+        room.commit(happy, historyElement: "e2")
+        XCTAssertEqual(room.dragonStatus, "forward, (x,y) = (20, 10)", "other events leave it")
+        let reset = try XCTUnwrap(apply(.reset, to: room).event)
+        room.commit(reset, historyElement: "e3")
+        XCTAssertEqual(room.dragonStatus, "ready")
+    }
+
+    func testCatchingUpAndReplacingSetTheLabelGiven() {
+        let room = makeRoom()
+        room.catchUp(to: RoomSnapshot(seq: 6, scene: .standard), events: [(6, "e6")])
+        XCTAssertEqual(room.dragonStatus, DragonStatus.seedInitial, "nil keeps the label")
+        room.catchUp(to: RoomSnapshot(seq: 7, scene: .standard), events: [(7, "e7")], dragonStatus: "hide")
+        XCTAssertEqual(room.dragonStatus, "hide")
+        room.replace(epoch: "ep2", snapshot: RoomSnapshot(seq: 3, scene: .standard), history: [(3, "x3")])
+        XCTAssertEqual(room.dragonStatus, DragonStatus.seedInitial, "a replaced room starts from the initial label")
+        XCTAssertEqual(room.history.count, 1)
+        XCTAssertEqual(room.epoch, "ep2")
+    }
 }
