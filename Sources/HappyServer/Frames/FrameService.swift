@@ -52,19 +52,23 @@ final class FrameService {
         router.add(["GET"], .below("/stream/")) { [self] in streamRequest($0) }
     }
 
+    /// The validated query and room of a frame or stream request, or nil after answering its error.
+    private func checked(_ exchange: HTTPExchange, kind: FrameQuery.Kind) -> (FrameQuery, room: String)? {
+        let parsed = FrameQuery.parse(exchange, kind: kind, defaultSize: producer.renderer.defaultSize(of:))
+            .flatMap { query in roomAccess.check(exchange).map { (query, $0.room) } }
+        switch parsed {
+        case .failure(let error):
+            responder.respond(exchange, error)
+            return nil
+        case .success(let checked):
+            return checked
+        }
+    }
+
     // MARK: streams
 
     private func streamRequest(_ exchange: HTTPExchange) {
-        let request: FrameQuery
-        switch FrameQuery.parse(exchange, kind: .stream, defaultSize: producer.renderer.defaultSize(of:)) {
-        case .failure(let error): return responder.respond(exchange, error)
-        case .success(let query): request = query
-        }
-        let name: String
-        switch roomAccess.check(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
-        case .success(let access): name = access.room
-        }
+        guard let (request, name) = checked(exchange, kind: .stream) else { return }
         if lifecycle.isShuttingDown { return responder.respond(exchange, .unavailable("server shutting down")) }
         guard streams.open.count < config.limits.maxClients else {
             return responder.respond(exchange, .unavailable("too many frame streams: \(config.limits.maxClients) open"))
@@ -80,16 +84,7 @@ final class FrameService {
     // MARK: frames
 
     private func frameRequest(_ exchange: HTTPExchange) {
-        let request: FrameQuery
-        switch FrameQuery.parse(exchange, kind: .frame, defaultSize: producer.renderer.defaultSize(of:)) {
-        case .failure(let error): return responder.respond(exchange, error)
-        case .success(let query): request = query
-        }
-        let name: String
-        switch roomAccess.check(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
-        case .success(let access): name = access.room
-        }
+        guard let (request, name) = checked(exchange, kind: .frame) else { return }
         let ifNoneMatch = exchange.headers["if-none-match"]
         directory.touchedRuntime(for: name).whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
