@@ -82,6 +82,7 @@ final class CommitCoordinator {
 
     /// Starts the next group commit if none is running (after every loop turn).
     func flush() {
+        guard machine.hasBatchToStart else { return }
         perform([.flush])
     }
 

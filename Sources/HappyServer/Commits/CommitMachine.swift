@@ -82,6 +82,8 @@ struct CommitMachine {
     /// Nothing applied is waiting for the store.
     var isIdle: Bool { pipeline.isIdle }
     var hasBatchInFlight: Bool { pipeline.inFlight != nil }
+    /// A flush would start a batch.
+    var hasBatchToStart: Bool { pipeline.inFlight == nil && pipeline.hasWork }
 
     // MARK: intents
 
