@@ -302,6 +302,16 @@ final class HappyClientReplayTests: XCTestCase {
         XCTAssertEqual(exitLine(shell), "exit=0", shell)
     }
 
+    func testAFromBeyondTheRoomIsRefusedInTheOptionsWords() throws {
+        try post(#"{"action":"dragon.forward"}"#)
+        try post(#"{"action":"dragon.forward"}"#)
+        try startReplay(["--from", "999"])
+        let (_, shell) = tmux.waitForScreen { self.exitLine($0) != nil }
+        XCTAssertEqual(exitLine(shell), "exit=65", shell)
+        XCTAssertTrue(shell.contains("happyclient: replay: --from 999 is beyond the room's seq 2 (from 0 to 2)"), shell)
+        XCTAssertFalse(shell.contains("since"), "the HTTP parameter's name is not the option typed:\n\(shell)")
+    }
+
     func testAKeyDuringTheReplayGoesLive() throws {
         try makeHistory()
         try startReplay(["--speed", "1", "--plain"])
