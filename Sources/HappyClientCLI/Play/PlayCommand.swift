@@ -29,7 +29,12 @@ extension CommandContext {
                 return ExitStatus.refused.rawValue
             }
             return fail(failure)
-        case .success(let start): return runFullScreen(options.play, command: .replay, replay: (start, options.speed))
+        case .success(let start):
+            if start.target == 0, api.isNewRoom() {
+                console.err("happyclient: \(HistoryNotes.newRoom(start.page.room))")
+                return ExitStatus.success.rawValue
+            }
+            return runFullScreen(options.play, command: .replay, replay: (start, options.speed))
         }
     }
 
