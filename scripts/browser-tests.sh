@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The page's browser tests (Tests/Browser): headless Chromium driven by Selenium
 # against the real debug happyserver, which each test class starts on a free
-# port with its own config and data directory.
+# port with its own config and data directory (and happyclient, run by some).
 # Installs what is missing: Debian chromium and chromium-driver (bootstrap.sh test),
 # and a venv in .build/browser-venv with selenium and Pillow from PyPI.
 # Usage: scripts/browser-tests.sh [test names, e.g. test_page.CanvasMatchesServerFrame]
@@ -23,8 +23,11 @@ fi
 
 scratch=${SCRATCH_PATH:-.build}
 swift build --product happyserver --scratch-path "$scratch"
-export HAPPY_SERVER
+# happyclient too: the event lines on the page are checked against its output.
+swift build --product happyclient --scratch-path "$scratch"
+export HAPPY_SERVER HAPPY_CLIENT
 HAPPY_SERVER=$(cd "$scratch/debug" && pwd)/happyserver
+HAPPY_CLIENT=$(cd "$scratch/debug" && pwd)/happyclient
 
 cd Tests/Browser
 exec "$venv/bin/python" run.py "$@"

@@ -5,7 +5,7 @@ import { PanelLayout, drawComposite, drawFitted, waveStep } from './js/drawing.j
 import { RoomConnection } from './js/connection.js';
 import { CanvasView, faceView, heartView, dragonView } from './js/views.js';
 import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, streamInterval } from './js/gestures.js';
-import { statusAfter, logLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
+import { statusAfter, eventLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
 import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
@@ -45,7 +45,7 @@ const model = {
 const live = {
   state: model.state,
   status: model.status,
-  /** The log's lines, newest first: {text, kind}. */
+  /** The log's entries, oldest first: {kind, line (an event's, from eventLine) or text}. */
   log: [],
 };
 
@@ -126,7 +126,7 @@ const handlers = {
     live.state = connection.state;
     const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
     if (status !== undefined) live.status = { text: status, by: event.name === 'room:didReset:' ? null : event.sender.name };
-    addLog(`${timeOfDay(event.time)} ${logLine(event)}`, replayed ? 'past' : 'event');
+    addLog({ line: eventLine(event), kind: replayed ? 'past' : 'event' });
     // The events a first visit replays happened before the page came; the ones a resume replays were missed.
     historyBar.liveMoved(event.seq, { counted: !(replayed && connection.firstVisit) });
     if (historyBar.viewing === null) present();
@@ -136,7 +136,7 @@ const handlers = {
     live.state = message.state;
     if (Array.isArray(message.presence)) model.presence = new Map(message.presence.map((p) => [p.id, p]));
     if (typeof message.presenceCount === 'number') model.presenceCount = message.presenceCount;
-    addLog(`${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, 'note');
+    addLog({ text: `${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, kind: 'note' });
     historyBar.liveMoved(message.seq, { epoch: typeof message.epoch === 'string' ? message.epoch : null });
     if (historyBar.viewing === null) present();
     else renderPresence();
@@ -145,8 +145,8 @@ const handlers = {
   presence({ people, count, joined, left }) {
     model.presence = new Map(people.map((p) => [p.id, p]));
     model.presenceCount = count;
-    if (joined) addLog(`${timeOfDay(Date.now())} ${joined.name} joined`, 'note');
-    if (left) addLog(`${timeOfDay(Date.now())} ${left.name} left`, 'note');
+    if (joined) addLog({ text: `${timeOfDay(Date.now())} ${joined.name} joined`, kind: 'note' });
+    if (left) addLog({ text: `${timeOfDay(Date.now())} ${left.name} left`, kind: 'note' });
     renderPresence();
   },
 
@@ -156,7 +156,7 @@ const handlers = {
 
   serverError(error) {
     showError(`${error.code}: ${error.message}`);
-    addLog(`${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, 'error');
+    addLog({ text: `${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, kind: 'error' });
   },
 
   state(report) {
@@ -174,8 +174,7 @@ function present() {
   model.status = shown.status;
   $('status').textContent = shown.status.by ? `${shown.status.by}: ${shown.status.text}` : shown.status.text;
   renderAll();
-  renderLog(past ? past.events.map((event) => ({ text: `${timeOfDay(event.time)} ${logLine(event)}`, kind: 'event' })).reverse()
-    : live.log);
+  renderLog(past ? past.events.map((event) => ({ line: eventLine(event), kind: 'event' })) : live.log);
 }
 
 // MARK: intents
@@ -393,27 +392,45 @@ function renderConnection() {
   $('reconnect').hidden = !(report.phase === 'reconnecting' || report.phase === 'refused');
 }
 
-/** A line for the live log; shown at once unless the page shows the past. */
-function addLog(text, kind) {
-  live.log.unshift({ text, kind });
-  live.log.length = Math.min(live.log.length, LOG_LIMIT);
+/** An entry for the live log, at its end; shown at once unless the page shows the past. */
+function addLog(entry) {
+  live.log.push(entry);
+  if (live.log.length > LOG_LIMIT) live.log.shift();
   if (historyBar && historyBar.viewing !== null) return;
-  const item = document.createElement('li');
-  item.textContent = text;
-  item.className = kind;
   const log = $('log');
-  log.prepend(item);
-  while (log.children.length > LOG_LIMIT) log.lastElementChild.remove();
+  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+  log.append(logItem(entry));
+  while (log.children.length > LOG_LIMIT) log.firstElementChild.remove();
+  // Follows new lines unless the reader scrolled back.
+  if (atEnd) log.scrollTop = log.scrollHeight;
 }
 
-/** Lines newest first. */
-function renderLog(lines) {
-  $('log').replaceChildren(...lines.map(({ text, kind }) => {
-    const item = document.createElement('li');
+/** Entries oldest first, the newest in view. */
+function renderLog(entries) {
+  const log = $('log');
+  log.replaceChildren(...entries.map(logItem));
+  log.scrollTop = log.scrollHeight;
+}
+
+/**
+ * An event's line in three parts, as happyclient prints it: the time and seq, the sender and what changed,
+ * then the delegate name, which wraps as a whole on a narrow screen.
+ */
+function logItem({ kind, line, text }) {
+  const item = document.createElement('li');
+  item.className = kind;
+  if (!line) {
     item.textContent = text;
-    item.className = kind;
     return item;
-  }));
+  }
+  const part = (className, content) => {
+    const span = document.createElement('span');
+    span.className = className;
+    span.textContent = content;
+    return span;
+  };
+  item.append(part('log-when', line.when), ' ', part('log-what', line.what), '  ', part('log-delegate', line.delegate));
+  return item;
 }
 
 let errorTimer = null;

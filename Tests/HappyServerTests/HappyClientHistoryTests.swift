@@ -92,7 +92,7 @@ final class HappyClientHistoryTests: XCTestCase {
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertEqual(text.lines.count, 6, text.stdout)
         XCTAssertEqual(text.lines, watched, "the lines watch printed as the events happened")
-        XCTAssertTrue(text.lines[0].hasSuffix(" #1 actor  forwardButtonClicked:  dragon (20, 10)"), text.lines[0])
+        XCTAssertTrue(text.lines[0].hasSuffix(" #1 actor  dragon (10, 10) → (20, 10)  forwardButtonClicked:"), text.lines[0])
 
         let empty = try client(room: "h1", ["history", "--since", "6"])
         XCTAssertEqual(empty.status, 0)
