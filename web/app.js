@@ -130,6 +130,7 @@ const handlers = {
     // The events a first visit replays happened before the page came; the ones a resume replays were missed.
     historyBar.liveMoved(event.seq, { counted: !(replayed && connection.firstVisit) });
     if (historyBar.viewing === null) present();
+    else renderRoomNotice();
   },
 
   resync(message) {
@@ -162,7 +163,7 @@ const handlers = {
   state(report) {
     model.connection = report;
     renderConnection();
-    if (report.phase === 'refused') showError(report.text);
+    renderPresence();
   },
 };
 
@@ -237,6 +238,8 @@ function wireControls() {
   document.addEventListener('keydown', shortcut);
   $('change-name').addEventListener('click', changeName);
   $('reconnect').addEventListener('click', () => connection?.reconnectNow());
+  $('other-room-form').addEventListener('submit', openOtherRoom);
+  $('notice-rename').addEventListener('click', changeName);
   $('error-close').addEventListener('click', hideError);
   $('show-frame').addEventListener('change', toggleFrame);
 }
@@ -373,6 +376,10 @@ function renderPresence() {
   }
   list.replaceChildren(...items);
   $('presence-count').textContent = String(model.presenceCount);
+  // Offline, the list is who was here when the connection dropped.
+  const connected = model.connection.phase === 'connected';
+  $('people-words').textContent = connected ? 'Here now' : model.you ? 'Last seen here' : 'Here';
+  renderRoomNotice();
 }
 
 let countdown = null;
@@ -389,7 +396,47 @@ function renderConnection() {
   clearInterval(countdown);
   render();
   if (report.retryAt) countdown = setInterval(render, 250);
-  $('reconnect').hidden = !(report.phase === 'reconnecting' || report.phase === 'refused');
+  // The views and the people list are dimmed unless connected (style.css): they may be out of date.
+  document.body.dataset.connection = report.phase;
+  // A refusal at admission (a close code) would come again: the room notice offers what can work instead.
+  $('reconnect').hidden = !(report.phase === 'reconnecting' || (report.phase === 'refused' && report.code === undefined));
+}
+
+/**
+ * What the room notice says: why a refused connection cannot work as it is and what can, or that the
+ * room is new (no events, nobody else: most likely a mistyped name); null for nothing to say.
+ */
+function roomNotice() {
+  const { phase, code, reason = '' } = model.connection;
+  if (phase === 'refused' && code !== undefined) {
+    if (/token/i.test(reason)) return { text: 'The address needs a valid access token (?token=…).' };
+    if (/room/i.test(reason)) return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
+    if (/name/i.test(reason)) return { text: 'Choose another name to join.', rename: true };
+    return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
+  }
+  if (phase === 'connected' && connection?.seq === 0 && model.presenceCount <= 1) {
+    return { text: `Room ${room} is new: nobody here, no history. Mistyped? Open another room, or go to the lobby.`,
+      room: true, lobby: room !== 'lobby' };
+  }
+  return null;
+}
+
+function renderRoomNotice() {
+  const notice = roomNotice();
+  $('room-notice').hidden = notice === null;
+  if (notice === null) return;
+  $('room-notice-text').textContent = notice.text;
+  $('other-room-form').hidden = !notice.room;
+  $('lobby-link').hidden = !notice.lobby;
+  $('notice-rename').hidden = !notice.rename;
+}
+
+/** Opens the room typed in the notice, keeping the page's token. */
+function openOtherRoom(event) {
+  event.preventDefault();
+  const form = $('other-room-form');
+  if (!form.reportValidity()) return;
+  location.href = `/?${new URLSearchParams({ room: $('other-room').value, ...(token ? { token } : {}) })}`;
 }
 
 /** An entry for the live log, at its end; shown at once unless the page shows the past. */
@@ -499,7 +546,8 @@ function httpURL(path, extra = {}) {
 function wireHistory() {
   historyBar = new HistoryBar({
     elements: {
-      bar: $('history'), slider: $('history-slider'), position: $('history-position'), play: $('history-play'),
+      bar: $('history'), slider: $('history-slider'), position: $('history-position'), hint: $('history-hint'),
+      play: $('history-play'),
       speeds: [...document.querySelectorAll('#history-speeds [data-speed]')], live: $('history-live'),
       problem: $('history-problem'), marks: [$('log-mark')],
     },
