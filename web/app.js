@@ -476,7 +476,12 @@ function logItem({ kind, line, text }) {
     span.textContent = content;
     return span;
   };
-  item.append(part('log-when', line.when), ' ', part('log-what', line.what), '  ', part('log-delegate', line.delegate));
+  // A position such as (20, 10) is not broken over two lines either.
+  const what = part('log-what', '');
+  for (const [index, piece] of line.what.split(/(\([^()]*\))/).entries()) {
+    what.append(index % 2 === 1 ? part('nowrap', piece) : piece);
+  }
+  item.append(part('log-when', line.when), ' ', what, '  ', part('log-delegate', line.delegate));
   return item;
 }
 

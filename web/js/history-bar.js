@@ -382,6 +382,7 @@ export class HistoryBar {
     position.hidden = text === null;
     position.textContent = text ?? '';
     hint.hidden = text !== null;
+    hint.textContent = newest > oldest ? 'Move the slider back to replay' : 'No events yet to replay';
     for (const mark of marks) {
       mark.hidden = text === null;
       mark.textContent = text === null ? '' : `Viewing ${text}`;
