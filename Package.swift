@@ -31,6 +31,13 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // OpenSSL's TLS client, for happyclient's https requests.
+        .systemLibrary(
+            name: "CTLS",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         .systemLibrary(
             name: "CHiredis",
             pkgConfig: "hiredis",
@@ -81,7 +88,7 @@ let package = Package(
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "HappyLWS"]),
 
         // The terminal client: argument parser, commands, output, the `play` screen.
-        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender"]),
+        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "CTLS"]),
 
         .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),

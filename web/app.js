@@ -5,7 +5,7 @@ import { PanelLayout, drawComposite, drawFitted, waveStep } from './js/drawing.j
 import { RoomConnection } from './js/connection.js';
 import { CanvasView, faceView, heartView, dragonView } from './js/views.js';
 import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, streamInterval } from './js/gestures.js';
-import { statusAfter, logLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
+import { statusAfter, eventLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
 import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
@@ -45,7 +45,7 @@ const model = {
 const live = {
   state: model.state,
   status: model.status,
-  /** The log's lines, newest first: {text, kind}. */
+  /** The log's entries, oldest first: {kind, line (an event's, from eventLine) or text}. */
   log: [],
 };
 
@@ -126,17 +126,18 @@ const handlers = {
     live.state = connection.state;
     const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
     if (status !== undefined) live.status = { text: status, by: event.name === 'room:didReset:' ? null : event.sender.name };
-    addLog(`${timeOfDay(event.time)} ${logLine(event)}`, replayed ? 'past' : 'event');
+    addLog({ line: eventLine(event), kind: replayed ? 'past' : 'event' });
     // The events a first visit replays happened before the page came; the ones a resume replays were missed.
     historyBar.liveMoved(event.seq, { counted: !(replayed && connection.firstVisit) });
     if (historyBar.viewing === null) present();
+    else renderRoomNotice();
   },
 
   resync(message) {
     live.state = message.state;
     if (Array.isArray(message.presence)) model.presence = new Map(message.presence.map((p) => [p.id, p]));
     if (typeof message.presenceCount === 'number') model.presenceCount = message.presenceCount;
-    addLog(`${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, 'note');
+    addLog({ text: `${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, kind: 'note' });
     historyBar.liveMoved(message.seq, { epoch: typeof message.epoch === 'string' ? message.epoch : null });
     if (historyBar.viewing === null) present();
     else renderPresence();
@@ -145,8 +146,8 @@ const handlers = {
   presence({ people, count, joined, left }) {
     model.presence = new Map(people.map((p) => [p.id, p]));
     model.presenceCount = count;
-    if (joined) addLog(`${timeOfDay(Date.now())} ${joined.name} joined`, 'note');
-    if (left) addLog(`${timeOfDay(Date.now())} ${left.name} left`, 'note');
+    if (joined) addLog({ text: `${timeOfDay(Date.now())} ${joined.name} joined`, kind: 'note' });
+    if (left) addLog({ text: `${timeOfDay(Date.now())} ${left.name} left`, kind: 'note' });
     renderPresence();
   },
 
@@ -156,13 +157,13 @@ const handlers = {
 
   serverError(error) {
     showError(`${error.code}: ${error.message}`);
-    addLog(`${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, 'error');
+    addLog({ text: `${timeOfDay(Date.now())} error ${error.code}: ${error.message}`, kind: 'error' });
   },
 
   state(report) {
     model.connection = report;
     renderConnection();
-    if (report.phase === 'refused') showError(report.text);
+    renderPresence();
   },
 };
 
@@ -174,8 +175,7 @@ function present() {
   model.status = shown.status;
   $('status').textContent = shown.status.by ? `${shown.status.by}: ${shown.status.text}` : shown.status.text;
   renderAll();
-  renderLog(past ? past.events.map((event) => ({ text: `${timeOfDay(event.time)} ${logLine(event)}`, kind: 'event' })).reverse()
-    : live.log);
+  renderLog(past ? past.events.map((event) => ({ line: eventLine(event), kind: 'event' })) : live.log);
 }
 
 // MARK: intents
@@ -238,6 +238,8 @@ function wireControls() {
   document.addEventListener('keydown', shortcut);
   $('change-name').addEventListener('click', changeName);
   $('reconnect').addEventListener('click', () => connection?.reconnectNow());
+  $('other-room-form').addEventListener('submit', openOtherRoom);
+  $('notice-rename').addEventListener('click', changeName);
   $('error-close').addEventListener('click', hideError);
   $('show-frame').addEventListener('change', toggleFrame);
 }
@@ -374,6 +376,10 @@ function renderPresence() {
   }
   list.replaceChildren(...items);
   $('presence-count').textContent = String(model.presenceCount);
+  // Offline, the list is who was here when the connection dropped.
+  const connected = model.connection.phase === 'connected';
+  $('people-words').textContent = connected ? 'Here now' : model.you ? 'Last seen here' : 'Here';
+  renderRoomNotice();
 }
 
 let countdown = null;
@@ -390,30 +396,93 @@ function renderConnection() {
   clearInterval(countdown);
   render();
   if (report.retryAt) countdown = setInterval(render, 250);
-  $('reconnect').hidden = !(report.phase === 'reconnecting' || report.phase === 'refused');
+  // The views and the people list are dimmed unless connected (style.css): they may be out of date.
+  document.body.dataset.connection = report.phase;
+  // A refusal at admission (a close code) would come again: the room notice offers what can work instead.
+  $('reconnect').hidden = !(report.phase === 'reconnecting' || (report.phase === 'refused' && report.code === undefined));
 }
 
-/** A line for the live log; shown at once unless the page shows the past. */
-function addLog(text, kind) {
-  live.log.unshift({ text, kind });
-  live.log.length = Math.min(live.log.length, LOG_LIMIT);
+/**
+ * What the room notice says: why a refused connection cannot work as it is and what can, or that the
+ * room is new (no events, nobody else: most likely a mistyped name); null for nothing to say.
+ */
+function roomNotice() {
+  const { phase, code, reason = '' } = model.connection;
+  if (phase === 'refused' && code !== undefined) {
+    if (/token/i.test(reason)) return { text: 'The address needs a valid access token (?token=…).' };
+    if (/room/i.test(reason)) return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
+    if (/name/i.test(reason)) return { text: 'Choose another name to join.', rename: true };
+    return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
+  }
+  if (phase === 'connected' && connection?.seq === 0 && model.presenceCount <= 1) {
+    return { text: `Room ${room} is new: nobody here, no history. Mistyped? Open another room, or go to the lobby.`,
+      room: true, lobby: room !== 'lobby' };
+  }
+  return null;
+}
+
+function renderRoomNotice() {
+  const notice = roomNotice();
+  $('room-notice').hidden = notice === null;
+  if (notice === null) return;
+  $('room-notice-text').textContent = notice.text;
+  $('other-room-form').hidden = !notice.room;
+  $('lobby-link').hidden = !notice.lobby;
+  $('notice-rename').hidden = !notice.rename;
+}
+
+/** Opens the room typed in the notice, keeping the page's token. */
+function openOtherRoom(event) {
+  event.preventDefault();
+  const form = $('other-room-form');
+  if (!form.reportValidity()) return;
+  location.href = `/?${new URLSearchParams({ room: $('other-room').value, ...(token ? { token } : {}) })}`;
+}
+
+/** An entry for the live log, at its end; shown at once unless the page shows the past. */
+function addLog(entry) {
+  live.log.push(entry);
+  if (live.log.length > LOG_LIMIT) live.log.shift();
   if (historyBar && historyBar.viewing !== null) return;
-  const item = document.createElement('li');
-  item.textContent = text;
-  item.className = kind;
   const log = $('log');
-  log.prepend(item);
-  while (log.children.length > LOG_LIMIT) log.lastElementChild.remove();
+  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+  log.append(logItem(entry));
+  while (log.children.length > LOG_LIMIT) log.firstElementChild.remove();
+  // Follows new lines unless the reader scrolled back.
+  if (atEnd) log.scrollTop = log.scrollHeight;
 }
 
-/** Lines newest first. */
-function renderLog(lines) {
-  $('log').replaceChildren(...lines.map(({ text, kind }) => {
-    const item = document.createElement('li');
+/** Entries oldest first, the newest in view. */
+function renderLog(entries) {
+  const log = $('log');
+  log.replaceChildren(...entries.map(logItem));
+  log.scrollTop = log.scrollHeight;
+}
+
+/**
+ * An event's line in three parts, as happyclient prints it: the time and seq, the sender and what changed,
+ * then the delegate name, which wraps as a whole on a narrow screen.
+ */
+function logItem({ kind, line, text }) {
+  const item = document.createElement('li');
+  item.className = kind;
+  if (!line) {
     item.textContent = text;
-    item.className = kind;
     return item;
-  }));
+  }
+  const part = (className, content) => {
+    const span = document.createElement('span');
+    span.className = className;
+    span.textContent = content;
+    return span;
+  };
+  // A position such as (20, 10) is not broken over two lines either.
+  const what = part('log-what', '');
+  for (const [index, piece] of line.what.split(/(\([^()]*\))/).entries()) {
+    what.append(index % 2 === 1 ? part('nowrap', piece) : piece);
+  }
+  item.append(part('log-when', line.when), ' ', what, '  ', part('log-delegate', line.delegate));
+  return item;
 }
 
 let errorTimer = null;
@@ -482,7 +551,8 @@ function httpURL(path, extra = {}) {
 function wireHistory() {
   historyBar = new HistoryBar({
     elements: {
-      bar: $('history'), slider: $('history-slider'), position: $('history-position'), play: $('history-play'),
+      bar: $('history'), slider: $('history-slider'), position: $('history-position'), hint: $('history-hint'),
+      play: $('history-play'),
       speeds: [...document.querySelectorAll('#history-speeds [data-speed]')], live: $('history-live'),
       problem: $('history-problem'), marks: [$('log-mark')],
     },

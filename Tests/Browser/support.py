@@ -21,6 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_BINARY = Path(os.environ.get("HAPPY_SERVER", REPO / ".build" / "debug" / "happyserver"))
+CLIENT_BINARY = Path(os.environ.get("HAPPY_CLIENT", REPO / ".build" / "debug" / "happyclient"))
 CHROMIUM = os.environ.get("HAPPY_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("HAPPY_CHROMEDRIVER", shutil.which("chromedriver") or "/usr/bin/chromedriver")
 SHOTS = Path(os.environ.get("HAPPY_SHOTS", "/tmp/page-shots"))
@@ -144,6 +145,11 @@ def wait_for(driver, predicate, timeout=10, message=""):
 
 def info(driver):
     return driver.execute_script("return window.happy && window.happy.info ? window.happy.info() : null")
+
+
+def log_lines(driver):
+    """The event log's lines as written, oldest first."""
+    return driver.execute_script("return [...document.querySelectorAll('#log li')].map((item) => item.textContent)")
 
 
 def console_errors(driver):

@@ -283,6 +283,30 @@ class ClientModuleOnAPage(unittest.TestCase):
         self.wait(lambda: bob not in seen_by("alice"), "bob left but his pointer stayed")
         self.assertEqual(self.record("bob", "errors") + self.record("alice", "errors"), [])
 
+    def test_a_client_never_hears_of_its_own_pointer(self):
+        room = new_room("own-pointer")
+        self.connected("alice", room=room, name="alice")
+        self.connected("bob", room=room, name="bob")
+        alice, bob = self.client("alice", "c.you.id"), self.client("bob", "c.you.id")
+
+        def seen_by(key):
+            return {p["id"] for p in self.client(key, "c.pointers")}
+
+        self.run_js("clients.bob.sendPointer('face', 0.3, 0.3);")
+        self.wait(lambda: bob in seen_by("alice"), "alice does not see bob's pointer")
+        self.run_js("clients.bob.hidePointer();")
+        self.wait(lambda: bob not in seen_by("alice"), "bob's pointer is still shown")
+        # Then alice's, shown and hidden: by the time bob hears it go, every batch before it reached him.
+        self.run_js("clients.alice.sendPointer('heart', 0.5, 0.5);")
+        self.wait(lambda: alice in seen_by("bob"), "bob does not see alice's pointer")
+        self.run_js("clients.alice.hidePointer();")
+        self.wait(lambda: any(alice in change["gone"] for change in self.record("bob", "pointers")), "bob missed alice's hide")
+
+        heard = self.record("bob", "pointers")
+        self.assertEqual([change for change in heard if bob in change["gone"]
+                          or bob in [p["id"] for p in change["changed"] + change["pointers"]]], [],
+                         "bob heard of his own pointer")
+
     def test_pointers_are_paced_and_the_latest_one_wins(self):
         room = new_room("pace")
         self.connected("alice", room=room, name="alice")

@@ -51,6 +51,11 @@ def history(driver):
     return info(driver)["history"]
 
 
+def local_time(ms):
+    """An event's time of day as the page shows it (the browser and this process share the time zone)."""
+    return time.strftime("%H:%M:%S", time.localtime(ms / 1000))
+
+
 def images_equal(a, b):
     """Pixel for pixel, alpha included."""
     a, b = a.convert("RGBA"), b.convert("RGBA")
@@ -131,6 +136,11 @@ class HistoryBarOnAPage(unittest.TestCase):
                  and info(d)["state"] == expected["state"], message=str(history(self.driver)))
         return expected
 
+    def past_time(self, room, seq):
+        """The time of event `seq`, from the server's history."""
+        events = json.loads(self.server.get(f"/api/history?room={room}&since={seq - 1}&limit=1"))["events"]
+        return events[0]["time"]
+
     def address_seq(self):
         query = urllib.parse.parse_qs(self.driver.execute_script("return location.search.slice(1)"))
         return query.get("seq", [None])[0]
@@ -170,11 +180,13 @@ class HistoryBarOnAPage(unittest.TestCase):
         wait_for(self.driver, lambda d: status_text(d) == label_then, message=status_text(self.driver))
         wait_for(self.driver, lambda d: all(images_equal(drawn_then[v], image) for v, image in self.canvases().items()),
                  message="the canvases do not show seq 7 as they did live")
-        self.assertEqual(self.driver.find_element(By.ID, "history-position").text, f"viewing seq {earlier} of {latest}")
-        self.assertEqual(self.driver.find_element(By.ID, "log-mark").text, f"viewing seq {earlier} of {latest}")
-        log = self.driver.find_element(By.ID, "log").text.splitlines()
-        self.assertIn("carol: forwardButtonClicked: dragon.x 30 → 40", log[0])
-        self.assertNotIn("face.happiness 85 → 10", "\n".join(log))
+        position = f"event {earlier} of {latest} · {local_time(self.past_time(room, earlier))}"
+        wait_for(self.driver, lambda d: d.find_element(By.ID, "history-position").text == position,
+                 message=self.driver.find_element(By.ID, "history-position").text)
+        self.assertEqual(self.driver.find_element(By.ID, "log-mark").text, f"Viewing {position}")
+        log = support.log_lines(self.driver)
+        self.assertTrue(log[-1].endswith(" #7 carol  dragon (30, 10) → (40, 10)  forwardButtonClicked:"), log)
+        self.assertNotIn("happiness 85 → 10", "\n".join(log))
         self.assertEqual(self.address_seq(), str(earlier))
 
         # The scene canvas against the server's frame of that moment, view by view.
@@ -197,7 +209,7 @@ class HistoryBarOnAPage(unittest.TestCase):
         self.assertEqual(history(self.driver)["liveCount"], 1)
         self.assertEqual(history(self.driver)["latest"], latest + 1)
         self.assertEqual(info(self.driver)["state"], past["state"])
-        self.assertEqual(self.driver.find_element(By.ID, "history-position").text, f"viewing seq {earlier} of {latest + 1}")
+        self.assertTrue(self.driver.find_element(By.ID, "history-position").text.startswith(f"event {earlier} of {latest + 1} · "))
 
         self.driver.find_element(By.ID, "history-live").click()
         now = self.server.state(room)
@@ -206,9 +218,9 @@ class HistoryBarOnAPage(unittest.TestCase):
         self.assertEqual(self.driver.find_element(By.ID, "history-live").text, "Live")
         self.assertEqual(history(self.driver)["liveCount"], 0)
         self.assertEqual(status_text(self.driver), "carol: hide")
-        log = self.driver.find_element(By.ID, "log").text
-        self.assertIn("carol: faceView:didChangeHappiness: face.happiness 10 → 33", log)
-        self.assertIn("face.happiness 85 → 10", log)
+        log = "\n".join(support.log_lines(self.driver))
+        self.assertIn("carol  happiness 10 → 33  faceView:didChangeHappiness:", log)
+        self.assertIn("happiness 85 → 10", log)
         self.assertFalse(self.driver.find_element(By.ID, "log-mark").is_displayed())
         wait_for(self.driver, lambda d: self.address_seq() is None, message="Live leaves ?seq= in the address")
         self.assertEqual(self.slider_value(), latest + 1)
@@ -241,7 +253,8 @@ class HistoryBarOnAPage(unittest.TestCase):
         self.assertEqual(past["state"]["dragon"]["x"], 20)
         self.assertEqual(status_text(self.driver), "carol: forward, (x,y) = (20, 10)")
         self.assertEqual(self.slider_value(), 5)
-        self.assertEqual(self.driver.find_element(By.ID, "history-position").text, "viewing seq 5 of 12")
+        self.assertEqual(self.driver.find_element(By.ID, "history-position").text,
+                         f"event 5 of 12 · {local_time(self.past_time(room, 5))}")
         self.assertEqual(self.address_seq(), "5")
 
         # Seq 0: the room before its first event, with the art's first label.
@@ -329,6 +342,40 @@ class HistoryBarOnAPage(unittest.TestCase):
         self.assertLess(gaps[7], 0.15)
         self.assertLess(shown_at[7] - faster_at, 3 * 0.2 / 16 + 1.0)
 
+    def test_the_bar_names_the_event_and_its_time_and_keeps_its_layout(self):
+        room = new_room("words")
+        latest = self.make(room, EARLIER + LATER)
+        times = {e["seq"]: e["time"] for e in json.loads(self.server.get(f"/api/history?room={room}"))["events"]}
+        self.open_live(room)
+        slider = self.driver.find_element(By.ID, "history-slider")
+        position = self.driver.find_element(By.ID, "history-position")
+        width_live = slider.rect["width"]
+
+        # Live: the replay button says why it does nothing yet.
+        play = self.driver.find_element(By.ID, "history-play")
+        self.assertEqual(play.get_attribute("aria-disabled"), "true")
+        hint = self.driver.find_element(By.ID, "history-hint")
+        self.assertTrue(hint.is_displayed(), "the hint shows at Live")
+        self.assertEqual(hint.text, "Move the slider back to replay")
+        self.assertIn("history-hint", play.get_attribute("aria-describedby").split())
+        play.click()
+        self.assertFalse(history(self.driver)["playing"])
+
+        self.drag_slider_to(5)
+        self.wait_showing(5, room)
+        expected = f"event 5 of {latest} · {local_time(times[5])}"
+        wait_for(self.driver, lambda d: position.text == expected, message=f"{position.text!r} != {expected!r}")
+        self.assertEqual(slider.get_attribute("aria-valuetext"), expected)
+        self.assertEqual(self.driver.find_element(By.ID, "log-mark").text, f"Viewing {expected}")
+        self.assertFalse(hint.is_displayed(), "no hint once a moment is chosen")
+        self.assertEqual(play.get_attribute("aria-disabled"), "false")
+        self.assertEqual(slider.rect["width"], width_live, "the slider keeps its width as the text changes")
+
+        self.drag_slider_to(0)
+        self.wait_showing(0, room)
+        wait_for(self.driver, lambda d: position.text == f"before event 1 of {latest}", message=position.text)
+        self.assertEqual(slider.rect["width"], width_live)
+
     def test_the_replay_pause_rule(self):
         self.open_live(new_room("pauses"))
         pauses = self.driver.execute_async_script("""
@@ -337,6 +384,45 @@ class HistoryBarOnAPage(unittest.TestCase):
               replayPause(1000, 1300, 1), replayPause(1000, 1300, 4), replayPause(0, 5000, 1),
               replayPause(0, 5000, 16), replayPause(null, 5000, 1), replayPause(2000, 1000, 1)]));""")
         self.assertEqual(pauses, [300, 75, 1000, 62.5, 0, 0])
+
+
+class HistoryBarOnAPhone(unittest.TestCase):
+    """The bar on a 390×844 phone: labelled, its position on one line, the slider's width steady."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = support.Server().start()
+        cls.driver = support.browser(phone=True)
+        cls.driver.get(cls.server.base + "/healthz")
+        cls.driver.execute_script("localStorage.setItem('happy.name', 'pat')")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.driver.quit()
+        cls.server.close()
+
+    def test_the_bar_is_labelled_and_its_position_takes_one_line(self):
+        room = new_room("phone")
+        for body in EARLIER + LATER:
+            self.server.intent(room, body, name="carol")
+        open_room(self.driver, self.server, room)
+        wait_for(self.driver, lambda d: (history(d) or {}).get("latest") == 12)
+        title = self.driver.find_element(By.ID, "history-title")
+        self.assertTrue(title.is_displayed() and title.rect["width"] > 20, f"the bar's label: {title.rect}")
+        slider = self.driver.find_element(By.ID, "history-slider")
+        width_live = slider.rect["width"]
+        self.assertTrue(self.driver.find_element(By.ID, "history-hint").is_displayed())
+
+        open_room(self.driver, self.server, room, "&seq=5")
+        wait_for(self.driver, lambda d: history(d)["shown"] == 5 and "·" in d.find_element(By.ID, "history-position").text)
+        title = self.driver.find_element(By.ID, "history-title")
+        slider = self.driver.find_element(By.ID, "history-slider")
+        lines = self.driver.execute_script("""
+            const p = document.getElementById('history-position');
+            return p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight);""")
+        self.assertLess(lines, 1.5, "the position text takes one line")
+        self.assertEqual(slider.rect["width"], width_live, "the slider keeps its width")
+        self.assertTrue(title.is_displayed())
 
 
 if __name__ == "__main__":

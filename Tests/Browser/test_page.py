@@ -216,8 +216,8 @@ class TwoPeopleInOneRoom(unittest.TestCase):
         self.server.intent(room, {"action": "face.setHappiness", "value": 70}, name="carol")
         open_room(self.bob, self.server, room)
         wait_for(self.bob, lambda d: status_text(d) == "carol: forward, (x,y) = (20, 10)", message=status_text(self.bob))
-        log = self.bob.find_element(By.ID, "log").text
-        self.assertIn("carol: faceView:didChangeHappiness:", log)
+        log = "\n".join(support.log_lines(self.bob))
+        self.assertIn("carol  happiness 50 → 70  faceView:didChangeHappiness:", log)
         self.assertFalse(info(self.bob)["recovered"], "a first visit is not a resume")
 
     def test_views_redraw_only_when_their_values_change_and_the_wave_animates(self):
@@ -256,8 +256,9 @@ class TwoPeopleInOneRoom(unittest.TestCase):
         text = self.bob.find_element(By.ID, "connection").text
         self.assertIn("1008", text)
         self.assertIn("room", text)
-        self.assertTrue(self.bob.find_element(By.ID, "error").is_displayed())
-        self.assertTrue(self.bob.find_element(By.ID, "reconnect").is_displayed())
+        # Said once, in the connection line; what can work is in the room notice (test_room_states).
+        self.assertFalse(self.bob.find_element(By.ID, "error").is_displayed())
+        self.assertFalse(self.bob.find_element(By.ID, "reconnect").is_displayed())
 
     def test_server_errors_are_shown(self):
         strict = support.Server({"limits": {"intentsPerSecond": 1, "intentBurst": 3}}).start()

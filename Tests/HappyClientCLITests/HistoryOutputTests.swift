@@ -52,7 +52,7 @@ final class HistoryOutputTests: XCTestCase {
         XCTAssertEqual(answer.events.map(\.event.seq), [4, 5])
         XCTAssertEqual(answer.events[1].event.sender.name, "bob")
         XCTAssertEqual(EventLines(offsetSeconds: 0).event(answer.events[0].event),
-                       "00:00:01 #4 alice  forwardButtonClicked:  dragon (20, 10)", "the line watch prints")
+                       "00:00:01 #4 alice  dragon (1, 10) → (20, 10)  forwardButtonClicked:", "the line watch prints")
         XCTAssertNotNil(page(seq: 0, first: 1, events: []))
         XCTAssertNil(page(seq: 9, first: 4, events: [#"{"type":"event"}"#]), "an event without its fields")
         XCTAssertNil(HistoryAnswer(bytes: Array(#"{"room":"k","epoch":"e","seq":-1,"first":1,"events":[]}"#.utf8)))

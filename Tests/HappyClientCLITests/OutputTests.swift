@@ -47,15 +47,19 @@ final class OutputTests: XCTestCase {
         let lines = EventLines(offsetSeconds: 0)
         let forward = event(eventText(seq: 131, name: "forwardButtonClicked:",
                                       changes: #"{"path":"dragon.x","from":10,"to":20}"#, dragonX: 20))
-        XCTAssertEqual(lines.event(forward), "12:04:05 #131 alice  forwardButtonClicked:  dragon (20, 10)")
+        XCTAssertEqual(lines.event(forward), "12:04:05 #131 alice  dragon (10, 10) → (20, 10)  forwardButtonClicked:")
         let blocked = event(eventText(seq: 132, name: "backButtonClicked:", changes: ""))
-        XCTAssertEqual(lines.event(blocked), "12:04:05 #132 alice  backButtonClicked:  dragon (10, 10) blocked")
+        XCTAssertEqual(lines.event(blocked), "12:04:05 #132 alice  dragon (10, 10), blocked at the edge  backButtonClicked:")
         let happiness = event(eventText(seq: 1, name: "faceView:didChangeHappiness:",
                                         changes: #"{"path":"face.happiness","from":50,"to":80}"#))
-        XCTAssertEqual(EventLines.summary(of: happiness), "happiness 80")
+        XCTAssertEqual(EventLines.summary(of: happiness), "happiness 50 → 80")
         let style = event(eventText(seq: 2, name: "heartView:didChangeStyle:",
-                                    changes: #"{"path":"heart.lineWidth","from":1,"to":2}"#))
-        XCTAssertEqual(EventLines.summary(of: style), "heart width 2")
+                                    changes: ##"{"path":"heart.fillColor","from":"#ff0000","to":"#00ff00"},"##
+                                        + #"{"path":"heart.lineWidth","from":1,"to":2.5}"#))
+        XCTAssertEqual(EventLines.summary(of: style), "heart fill #ff0000 → #00ff00, width 1 → 2.5")
+        let scale = event(eventText(seq: 2, name: "faceView:didChangeScale:",
+                                    changes: #"{"path":"face.scale","from":0.9,"to":0.99}"#))
+        XCTAssertEqual(EventLines.summary(of: scale), "scale 0.9 → 0.99")
         let hidden = event(eventText(seq: 3, name: "dragonView:didChangeHidden:",
                                      changes: #"{"path":"dragon.hidden","from":false,"to":true}"#, hidden: true))
         XCTAssertEqual(EventLines.summary(of: hidden), "dragon hidden")

@@ -146,7 +146,7 @@ final class PointerOutputTests: XCTestCase {
     private let sizes = PlayLayout.Sizes(scene: (1015, 330), views: [(.face, 300, 300), (.heart, 300, 300), (.dragon, 375, 310)])
 
     func testMarkersSitInTheirViewsPlacementWhenStacked() throws {
-        let layout = PlayLayout(columns: 50, rows: 60, sizes: sizes)
+        let layout = PlayLayout(columns: 70, rows: 80, sizes: sizes)
         XCTAssertTrue(layout.isStacked)
         let heart = try XCTUnwrap(layout.placements.first { $0.view == .heart })
         let marks = PlayPointers.marks([entry("c7", "alice", .heart, x: 0, y: 0), entry("c8", "bob", .heart, x: 1, y: 1)],
@@ -204,13 +204,13 @@ final class PointerOutputTests: XCTestCase {
     }
 
     func testThePlayScreenHasASteeringRow() {
-        let layout = PlayLayout(columns: 60, rows: 12, sizes: sizes)
+        let layout = PlayLayout(columns: 68, rows: 16, sizes: sizes)
         let texts = PlayScreen.texts(room: "t", url: "ws://h:1/ws", you: nil, connection: "connected", seq: 0, scene: nil,
                                      statusLabel: "s", lastAnswer: nil, presence: [], presenceCount: 1,
                                      steering: "steering: alice (face, drag)")
         let rows = PlayScreen(layout: layout).rows(picture: [], texts: texts)
-        XCTAssertEqual(rows.count, 12)
-        XCTAssertEqual(rows[10], "steering: alice (face, drag)")
-        XCTAssertEqual(rows[11], PlayScreen.fit(PlayKeys.help, width: 60))
+        XCTAssertEqual(rows.count, 16)
+        XCTAssertEqual(rows[14], "steering: alice (face, drag)")
+        XCTAssertEqual(rows[15], PlayKeys.help)
     }
 }

@@ -99,28 +99,32 @@ final class TerminalDrawingTests: XCTestCase {
     }
 
     func testANarrowTallTerminalStacksTheViews() {
-        let layout = PlayLayout(columns: 50, rows: 60, sizes: sizes)
+        let layout = PlayLayout(columns: 70, rows: 80, sizes: sizes)
         XCTAssertTrue(layout.isStacked)
         XCTAssertEqual(layout.placements.map(\.view), [.face, .heart, .dragon])
         for (upper, lower) in zip(layout.placements, layout.placements.dropFirst()) {
             XCTAssertEqual(upper.y + upper.height, lower.y, "one under the other")
         }
         XCTAssertLessThanOrEqual(layout.placements.last.map { $0.y + $0.height } ?? 0, layout.pixelHeight)
-        XCTAssertTrue(layout.placements.allSatisfy { $0.x >= 0 && $0.x + $0.width <= 50 })
+        XCTAssertTrue(layout.placements.allSatisfy { $0.x >= 0 && $0.x + $0.width <= 70 })
     }
 
-    func testATinyTerminalDrawsNothing() {
-        let layout = PlayLayout(columns: 20, rows: 6, sizes: sizes)
+    func testATerminalBelowTheMinimumSaysHowLargeItMustBe() {
+        let layout = PlayLayout(columns: 30, rows: 8, sizes: sizes)
         XCTAssertTrue(layout.tooSmall)
         XCTAssertEqual(layout.placements, [])
         let rows = PlayScreen(layout: layout).rows(picture: [], texts: PlayScreen.Texts(
-            title: "t", statusLabel: "s", values: "v", presence: "p", steering: "n", keys: "k"))
-        XCTAssertTrue(rows.contains { $0 == "too small (24×8)" }, "\(rows)")
-        XCTAssertLessThanOrEqual(rows.count, 6)
+            title: "t", shortTitle: "t", statusLabel: "s", values: "v", presence: "p", steering: "n", keys: "k"))
+        XCTAssertEqual(rows, ["Too small: 30×8. This view", "needs at least 68×16", "characters. Enlarge the",
+                              "terminal, or press q to quit."])
+        XCTAssertTrue(PlayLayout(columns: 67, rows: 40, sizes: sizes).tooSmall)
+        XCTAssertTrue(PlayLayout(columns: 200, rows: 15, sizes: sizes).tooSmall)
+        XCTAssertFalse(PlayLayout(columns: 68, rows: 16, sizes: sizes).tooSmall)
+        XCTAssertEqual(PlayScreen.wrap("a bb ccc dddddd", width: 4), ["a bb", "ccc", "dddd"])
     }
 
     func testTheScreenHasTheTitlePictureAndTextRows() {
-        let layout = PlayLayout(columns: 40, rows: 10, sizes: sizes)
+        let layout = PlayLayout(columns: PlayLayout.minimumColumns, rows: PlayLayout.minimumRows, sizes: sizes)
         let texts = PlayScreen.texts(room: "t", url: "ws://h:1/ws", you: Participant(id: "c1", name: "me"),
                                      connection: "connected", seq: 3, scene: .standard,
                                      statusLabel: "alice: forward, (x,y) = (20, 10)", lastAnswer: "applied  dragon (20, 10)",
@@ -129,13 +133,20 @@ final class TerminalDrawingTests: XCTestCase {
         XCTAssertEqual(texts.presence, "here (2): me (you), alice")
         XCTAssertTrue(texts.values.hasPrefix("happiness 50 · scale 0.9 · heart 0.5 · dragon (10, 10) shown   last: applied"))
         let rows = PlayScreen(layout: layout).rows(picture: Array(repeating: "x", count: layout.pictureRows), texts: texts)
-        XCTAssertEqual(rows.count, 10)
-        XCTAssertTrue(rows[0].contains(" Happy · room t · me · ws://h:1/ws"))
-        XCTAssertEqual(rows[5], ANSI.bold + "alice: forward, (x,y) = (20, 10)" + ANSI.reset)
-        XCTAssertEqual(rows[8], "steering: nobody")
-        XCTAssertEqual(rows[9], PlayScreen.fit(PlayKeys.help, width: 40))
+        XCTAssertEqual(rows.count, 16)
+        XCTAssertTrue(rows[0].contains(" Happy · room t · me · ws://h:1/ws · connected · seq 3"))
+        XCTAssertEqual(rows[11], ANSI.bold + "alice: forward, (x,y) = (20, 10)" + ANSI.reset)
+        XCTAssertEqual(rows[14], "steering: nobody")
+        XCTAssertEqual(rows[15], PlayKeys.help, "the key help fits the smallest terminal")
         XCTAssertEqual(PlayScreen.fit("abcdef", width: 4), "abc…")
         XCTAssertEqual(PlayScreen.fit("ab", width: 4, pad: true), "ab  ")
+
+        // A long address gives way before the connection and the seq do.
+        let long = PlayScreen.texts(room: "kitchen", url: "wss://happy.example.org:8443/ws", you: Participant(id: "c1", name: "dave"),
+                                    connection: "connected", seq: 1234, scene: nil, statusLabel: "", lastAnswer: nil,
+                                    presence: [], presenceCount: 0, steering: "")
+        let title = PlayScreen(layout: layout).rows(picture: [], texts: long)[0]
+        XCTAssertTrue(title.contains(" Happy · room kitchen · dave · connected · seq 1234 "), title)
     }
 
     func testTheRenderedSceneBecomesTerminalLines() throws {

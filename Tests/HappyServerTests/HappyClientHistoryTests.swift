@@ -92,12 +92,41 @@ final class HappyClientHistoryTests: XCTestCase {
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertEqual(text.lines.count, 6, text.stdout)
         XCTAssertEqual(text.lines, watched, "the lines watch printed as the events happened")
-        XCTAssertTrue(text.lines[0].hasSuffix(" #1 actor  forwardButtonClicked:  dragon (20, 10)"), text.lines[0])
+        XCTAssertTrue(text.lines[0].hasSuffix(" #1 actor  dragon (10, 10) → (20, 10)  forwardButtonClicked:"), text.lines[0])
 
         let empty = try client(room: "h1", ["history", "--since", "6"])
         XCTAssertEqual(empty.status, 0)
         XCTAssertEqual(empty.stdout, "")
         XCTAssertEqual(empty.stderr, "happyclient: no events after seq 6 (the room is at seq 6)\n")
+    }
+
+    func testAMistypedRoomIsSaidToBeNew() throws {
+        _ = try play([("dragon.forward", [:])], room: "kitchen")
+        let note = "happyclient: room kitchn is new: nobody here, no history\n"
+
+        let history = try client(room: "kitchn", ["history"])
+        XCTAssertEqual(history.status, 0, history.stderr)
+        XCTAssertEqual(history.stdout, "")
+        XCTAssertEqual(history.stderr, note)
+
+        let state = try client(room: "kitchn", ["state"])
+        XCTAssertEqual(state.status, 0, state.stderr)
+        XCTAssertTrue(state.stdout.hasPrefix("room     kitchn   seq 0"), state.stdout)
+        XCTAssertEqual(state.stderr, note)
+
+        let watch = try ClientProcess(["--url", url, "--room", "kitchn", "watch"])
+        XCTAssertTrue(watch.waitForOutput { _, err in err.contains("watching room kitchn") && err.contains(note) }, watch.stderr)
+        watch.signal(SIGINT)
+        XCTAssertEqual(watch.finish().status, 130)
+
+        // A room with history, or with somebody in it, is not new.
+        let known = try client(room: "kitchen", ["state"])
+        XCTAssertEqual(known.stderr, "")
+        let (someone, _) = try TestClient.join(server, room: "waiting", name: "someone")
+        defer { someone.close() }
+        let waiting = try client(room: "waiting", ["history"])
+        XCTAssertEqual(waiting.status, 0, waiting.stderr)
+        XCTAssertEqual(waiting.stderr, "happyclient: no events held (the room is at seq 0)\n")
     }
 
     func testSinceAndLimitPageThroughTheHistory() throws {
@@ -302,12 +331,29 @@ final class HappyClientReplayTests: XCTestCase {
         XCTAssertEqual(exitLine(shell), "exit=0", shell)
     }
 
+    func testAFromBeyondTheRoomIsRefusedInTheOptionsWords() throws {
+        try post(#"{"action":"dragon.forward"}"#)
+        try post(#"{"action":"dragon.forward"}"#)
+        try startReplay(["--from", "999"])
+        let (_, shell) = tmux.waitForScreen { self.exitLine($0) != nil }
+        XCTAssertEqual(exitLine(shell), "exit=65", shell)
+        XCTAssertTrue(shell.contains("happyclient: replay: --from 999 is beyond the room's seq 2 (from 0 to 2)"), shell)
+        XCTAssertFalse(shell.contains("since"), "the HTTP parameter's name is not the option typed:\n\(shell)")
+    }
+
+    func testAMistypedRoomIsSaidToBeNewBeforeTheTerminalIsTaken() throws {
+        try startReplay([])
+        let (_, shell) = tmux.waitForScreen { self.exitLine($0) != nil }
+        XCTAssertEqual(exitLine(shell), "exit=0", shell)
+        XCTAssertTrue(shell.contains("happyclient: room r is new: nobody here, no history"), shell)
+    }
+
     func testAKeyDuringTheReplayGoesLive() throws {
         try makeHistory()
         try startReplay(["--speed", "1", "--plain"])
-        let (started, start) = tmux.waitForScreen { $0.contains("replay seq 0 of 3 at 1×") }
+        // Both rows, as a capture may fall between the writes of one redraw.
+        let (started, start) = tmux.waitForScreen { $0.contains("replay seq 0 of 3 at 1×") && $0.contains("happiness 50 ·") }
         XCTAssertTrue(started, "from the oldest held, the room before its first event:\n\(start)")
-        XCTAssertTrue(start.contains("happiness 50 ·"), start)
         try tmux.press("Space")
         let (live, screen) = tmux.waitForScreen { $0.contains("replay stopped at seq") && $0.contains("live at seq 3") }
         XCTAssertTrue(live, screen)

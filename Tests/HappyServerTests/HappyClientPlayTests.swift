@@ -118,13 +118,31 @@ final class HappyClientPlayTests: XCTestCase {
         XCTAssertTrue(tmux.waitForScreen { $0.contains("echo,icanon,") }.0, "canonical mode and echo are back")
     }
 
+    func testATooSmallTerminalSaysHowLargeItMustBe() throws {
+        try tmux.resize(columns: 30, rows: 8)
+        try startPlay()
+        let (told, small) = tmux.waitForScreen { $0.contains("68×16") }
+        XCTAssertTrue(told, "the screen says the size it needs:\n\(small)")
+        XCTAssertTrue(small.contains("30×8"), "and the size it has:\n\(small)")
+        XCTAssertTrue(small.contains("press q to quit"), small)
+        XCTAssertFalse(small.contains("…"), "no line is cut:\n\(small)")
+        XCTAssertFalse(small.contains("▀"), "no squeezed picture:\n\(small)")
+
+        try tmux.resize(columns: 80, rows: 24)
+        let (drawn, screen) = tmux.waitForScreen { $0.contains("here (1):") && $0.contains("▀") }
+        XCTAssertTrue(drawn, "large enough again, the room is drawn:\n\(screen)")
+        try tmux.press("q")
+        let (_, shell) = tmux.waitForScreen { self.exitLine($0) != nil }
+        XCTAssertEqual(exitLine(shell), "exit=0", shell)
+    }
+
     func testTheScreenFollowsTheTerminalSize() throws {
         try startPlay()
         XCTAssertTrue(tmux.waitForScreen { $0.contains("here (1):") }.0)
-        try tmux.resize(columns: 60, rows: 50)
+        try tmux.resize(columns: 70, rows: 50)
         let (resized, screen) = tmux.waitForScreen { screen in
             let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
-            return lines.count >= 50 && lines[49].hasPrefix("←/→ dragon") && lines[49].count <= 60
+            return lines.count >= 50 && lines[49].hasPrefix("←/→ dragon") && lines[49].count <= 70
         }
         XCTAssertTrue(resized, "the key help is on the last row of the new size:\n\(screen)")
         try tmux.press("q")

@@ -204,7 +204,7 @@ final class HappyClientTests: XCTestCase {
         XCTAssertEqual(lines.count, 3, outcome.stdout)
         let time = #"^\d\d:\d\d:\d\d "#
         XCTAssertNotNil(lines[0].range(of: time + #"alice \(c\d+\) joined$"#, options: .regularExpression), lines[0])
-        XCTAssertNotNil(lines[1].range(of: time + #"#1 alice  forwardButtonClicked:  dragon \(20, 10\)$"#,
+        XCTAssertNotNil(lines[1].range(of: time + #"#1 alice  dragon \(10, 10\) → \(20, 10\)  forwardButtonClicked:$"#,
                                        options: .regularExpression), lines[1])
         XCTAssertNotNil(lines[2].range(of: time + #"alice \(c\d+\) left$"#, options: .regularExpression), lines[2])
     }

@@ -70,6 +70,29 @@ final class TLSTests: XCTestCase {
         XCTAssertTrue(page.body.contains("<html") || page.body.contains("<!doctype"), page.body)
     }
 
+    func testHappyClientReadsThePastOverHTTPSWhenItTrustsTheCertificate() throws {
+        let posted = try Self.runTool("/usr/bin/curl", ["-k", "-s", "--max-time", "10", "-X", "POST", "-H", "X-Happy-Name: actor",
+                                                        "-d", #"{"action":"dragon.forward","id":"f"}"#,
+                                                        "https://127.0.0.1:\(port)/api/intent?room=secure"])
+        XCTAssertTrue(posted.output.contains("applied"), posted.output)
+        let url = "wss://127.0.0.1:\(port)"
+        let trusted = ["SSL_CERT_FILE": directory.appendingPathComponent("cert.pem").path]
+
+        let history = try ClientProcess.run(["--url", url, "--room", "secure", "history"], environment: trusted)
+        XCTAssertEqual(history.status, 0, history.stderr)
+        XCTAssertEqual(history.lines.count, 1, history.stdout)
+        XCTAssertTrue(history.lines.first?.contains(" #1 actor ") == true, history.stdout)
+        let frame = directory.appendingPathComponent("scene.png")
+        let wrote = try ClientProcess.run(["--url", url, "--room", "secure", "frame", "--out", frame.path], environment: trusted)
+        XCTAssertEqual(wrote.status, 0, wrote.stderr)
+        XCTAssertEqual(try Data(contentsOf: frame).prefix(8), Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+
+        let untrusted = try ClientProcess.run(["--url", url, "--room", "secure", "history"])
+        XCTAssertEqual(untrusted.status, 69, untrusted.stderr)
+        XCTAssertEqual(untrusted.stderr, "happyclient: cannot connect to https://127.0.0.1:\(port)/api/history?room=secure&limit=100: "
+                       + "TLS: the server's certificate is not trusted: self-signed certificate\n")
+    }
+
     // MARK: helpers
 
     /// GET over https with curl (`-k`: the certificate is self-signed).

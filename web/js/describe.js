@@ -1,6 +1,6 @@
 // Words for what the page shows: the dragon status label (the seed's
-// delegate texts, as the server's DragonStatus writes them), event log lines
-// and the canvases' accessible descriptions.
+// delegate texts, as the server's DragonStatus writes them), event lines (as
+// happyclient prints them) and the canvases' accessible descriptions.
 import { smileOf } from './drawing.js';
 
 /** `20` for 20, `12.5` for 12.5, as the server prints numbers in the label. */
@@ -22,18 +22,60 @@ export function statusAfter(eventName, dragon, initial) {
   }
 }
 
-function shortValue(value) {
+/** Numbers with at most three decimals and no trailing zeros, as happyclient prints them. */
+function valueText(value) {
   if (typeof value === 'number') return String(Math.round(value * 1000) / 1000);
-  return String(value);
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
 }
 
-/** `alice: faceView:didChangeHappiness: face.happiness 50 → 80`. */
-export function logLine(event) {
-  const changes = event.changes
-    .filter((change) => change.path !== 'face.smile')
-    .map((change) => `${change.path} ${shortValue(change.from)} → ${shortValue(change.to)}`);
-  const what = changes.length > 0 ? changes.join(', ') : 'no change (at the edge)';
-  return `${event.sender.name}: ${event.name} ${what}`;
+const WORDS = { 'face.happiness': 'happiness', 'face.scale': 'scale', 'heart.rate': 'heart rate' };
+const STYLE_WORDS = { 'heart.fillColor': 'fill', 'heart.strokeColor': 'stroke', 'heart.lineWidth': 'width' };
+
+/**
+ * What an event changed, in plain words: `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`,
+ * `dragon (10, 10) → (20, 10)`, `dragon (10, 10), blocked at the edge`, `dragon hidden`, `room reset: …`.
+ * happyclient says the same (Sources/HappyClientCLI/Output/EventLines.swift).
+ */
+export function eventSummary(event) {
+  const { state } = event;
+  const changes = event.changes.filter((change) => change.path !== 'face.smile');
+  const change = (word, { from, to }) => `${word} ${valueText(from)} → ${valueText(to)}`;
+  switch (event.name) {
+    case 'forwardButtonClicked:':
+    case 'backButtonClicked:': {
+      const to = `(${number(state.dragon.x)}, ${number(state.dragon.y)})`;
+      if (changes.length === 0) return `dragon ${to}, blocked at the edge`;
+      const from = (path, now) => valueText(changes.find((c) => c.path === path)?.from ?? now);
+      return `dragon (${from('dragon.x', state.dragon.x)}, ${from('dragon.y', state.dragon.y)}) → ${to}`;
+    }
+    case 'dragonView:didChangeHidden:':
+      return `dragon ${state.dragon.hidden ? 'hidden' : 'shown'}`;
+    case 'room:didReset:':
+      return `room reset: ${sceneSummary(state)}`;
+    case 'heartView:didChangeStyle:':
+      return `heart ${changes.map((c) => change(STYLE_WORDS[c.path] ?? c.path, c)).join(', ')}`;
+    default:
+      if (changes.length === 0) return 'no change';
+      return changes.map((c) => change(WORDS[c.path] ?? c.path, c)).join(', ');
+  }
+}
+
+/** `happiness 50, scale 0.9, heart rate 0.5, dragon (10, 10) shown` */
+function sceneSummary({ face, heart, dragon }) {
+  return `happiness ${face.happiness}, scale ${valueText(face.scale)}, heart rate ${valueText(heart.rate)}, `
+    + `dragon (${number(dragon.x)}, ${number(dragon.y)}) ${dragon.hidden ? 'hidden' : 'shown'}`;
+}
+
+/**
+ * One plain line per event, as happyclient's `watch` and `history` print it, in three parts:
+ * `{when: '13:25:53 #6', what: 'alice  happiness 50 → 80', delegate: 'faceView:didChangeHappiness:'}`;
+ * `text` is the whole line, the parts joined by two spaces after `what`.
+ */
+export function eventLine(event) {
+  const when = `${timeOfDay(event.time)} #${event.seq}`;
+  const what = `${event.sender.name}  ${eventSummary(event)}`;
+  return { when, what, delegate: event.name, text: `${when} ${what}  ${event.name}` };
 }
 
 export function faceDescription(face) {
@@ -52,6 +94,9 @@ export function dragonDescription(dragon, geometry) {
   return `Dragon ${where} in a ${geometry.width} by ${geometry.height} scene`;
 }
 
+/** `13:25:53`: the local time of day, on a 24-hour clock as happyclient prints it. */
 export function timeOfDay(ms) {
-  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const date = new Date(ms);
+  const two = (value) => String(value).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
 }

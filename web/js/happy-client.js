@@ -565,7 +565,8 @@ export class HappyClient {
     this.#people = new Map((welcome.presence || []).map((person) => [person.id, person]));
     this.#peopleCount = typeof welcome.presenceCount === 'number' ? welcome.presenceCount : this.#people.size;
     const before = this.#pointers;
-    this.#pointers = new Map((welcome.pointers || []).map((pointer) => [pointer.id, pointer]));
+    this.#pointers = new Map((welcome.pointers || []).filter((pointer) => pointer.id !== welcome.you?.id)
+      .map((pointer) => [pointer.id, pointer]));
     // Pointers hidden while this client was away are gone now.
     const pointersGone = [...before.keys()].filter((id) => !this.#pointers.has(id));
     this.#noteClock(welcome.serverTime, Infinity);
@@ -622,8 +623,11 @@ export class HappyClient {
   }
 
   #receivePointers(message) {
-    const changed = Array.isArray(message.pointers) ? message.pointers : [];
-    const gone = Array.isArray(message.gone) ? message.gone : [];
+    // This client's own pointer is never reported (section 10), though a server may list it in `gone`.
+    const self = this.#welcome?.you?.id;
+    const changed = (Array.isArray(message.pointers) ? message.pointers : []).filter((pointer) => pointer.id !== self);
+    const gone = (Array.isArray(message.gone) ? message.gone : []).filter((id) => id !== self);
+    if (changed.length === 0 && gone.length === 0) return;
     for (const pointer of changed) this.#pointers.set(pointer.id, pointer);
     for (const id of gone) this.#pointers.delete(id);
     this.#emit('pointers', { pointers: this.pointers, changed, gone });

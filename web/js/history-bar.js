@@ -3,7 +3,7 @@
 // shows (`moment`; null while live) and keeps `?seq=` in the address, so the
 // address of a moment can be shared.
 import { HistoryError, replayPause } from './history.js';
-import { statusAfter } from './describe.js';
+import { statusAfter, timeOfDay } from './describe.js';
 
 /** The address is rewritten at most this often while the slider moves or a replay runs (browsers throttle replaceState). */
 const URL_INTERVAL_MS = 250;
@@ -16,8 +16,9 @@ const REPLAY_SLACK_MS = 15;
 
 export class HistoryBar {
   /**
-   * elements: {bar, slider, position, play, speeds (buttons with data-speed), live, problem, marks (elements
-   * that repeat "viewing seq N of M")}; history: a RoomHistory; initialStatus: the art's first label;
+   * elements: {bar, slider, position, hint (what ▶ needs, shown at Live in the position's place), play,
+   * speeds (buttons with data-speed), live, problem, marks (elements that repeat "Viewing event N of M")};
+   * history: a RoomHistory; initialStatus: the art's first label;
    * logLimit: how many events the log shows; changed(): the moment to show changed.
    */
   constructor({ elements, history, initialStatus, logLimit, changed }) {
@@ -69,7 +70,12 @@ export class HistoryBar {
       if (seq >= Number(slider.max)) this.goLive();
       else this.view(seq);
     });
-    play.addEventListener('click', () => (this.playing ? this.pause() : this.play()));
+    play.addEventListener('click', () => {
+      // At Live there is nothing to replay yet: the hint says to move the slider, which takes the keys.
+      if (this.viewing === null) slider.focus();
+      else if (this.playing) this.pause();
+      else this.play();
+    });
     for (const button of speeds) {
       button.addEventListener('click', () => {
         this.speed = Number(button.dataset.speed);
@@ -348,13 +354,21 @@ export class HistoryBar {
     if (url.href !== window.location.href) window.history.replaceState(window.history.state, '', url);
   }
 
-  /** "viewing seq N of M", or null while live. */
+  /**
+   * "event 6 of 48 · 13:25:53" (the time once that event is loaded), "before event 1 of 48" at the
+   * start, or null while live.
+   */
   get positionText() {
-    return this.viewing === null ? null : `viewing seq ${this.viewing} of ${this.latest ?? '?'}`;
+    if (this.viewing === null) return null;
+    const of = `of ${this.latest ?? '?'}`;
+    if (this.viewing === 0) return `before event 1 ${of}`;
+    const event = this.moment?.seq === this.viewing ? this.moment.events.at(-1) : null;
+    const time = event?.seq === this.viewing ? ` · ${timeOfDay(event.time)}` : '';
+    return `event ${this.viewing} ${of}${time}`;
   }
 
   render() {
-    const { bar, slider, position, play, speeds, live, problem, marks } = this.elements;
+    const { bar, slider, position, hint, play, speeds, live, problem, marks } = this.elements;
     bar.hidden = this.latest === null;
     const oldest = Math.max(0, (this.first ?? 1) - 1);
     const newest = Math.max(oldest, this.latest ?? 0);
@@ -362,19 +376,23 @@ export class HistoryBar {
     slider.max = String(newest);
     slider.value = String(this.viewing ?? newest);
     slider.disabled = newest <= oldest;
-    slider.setAttribute('aria-valuetext', this.positionText ?? `live, seq ${newest}`);
     const text = this.positionText;
-    position.textContent = text ?? `Live, seq ${newest}`;
+    slider.setAttribute('aria-valuetext', text ?? `Live, event ${newest}`);
+    // The position and the hint share one place of a fixed width, so the slider keeps its width.
+    position.hidden = text === null;
+    position.textContent = text ?? '';
+    hint.hidden = text !== null;
+    hint.textContent = newest > oldest ? 'Move the slider back to replay' : 'No events yet to replay';
     for (const mark of marks) {
       mark.hidden = text === null;
-      mark.textContent = text ?? '';
+      mark.textContent = text === null ? '' : `Viewing ${text}`;
     }
     problem.hidden = this.problem === '';
     problem.textContent = this.problem;
-    play.textContent = this.playing ? '⏸' : '▶';
+    play.dataset.playing = String(this.playing);
     play.setAttribute('aria-label', this.playing ? 'Pause the replay' : 'Replay from here');
-    play.title = play.getAttribute('aria-label');
-    play.disabled = this.viewing === null;
+    play.title = this.viewing === null ? hint.textContent : play.getAttribute('aria-label');
+    play.setAttribute('aria-disabled', String(this.viewing === null));
     for (const button of speeds) button.setAttribute('aria-pressed', String(Number(button.dataset.speed) === this.speed));
     live.textContent = this.liveCount > 0 ? `Live (${this.liveCount})` : 'Live';
     live.setAttribute('aria-pressed', String(this.viewing === null));

@@ -14,6 +14,7 @@ extension CommandContext {
         var epoch: String?
         var printed = 0
         var roomSeq: UInt64 = 0
+        var room = common.room ?? ""
         while remaining > 0 {
             let page: HistoryAnswer
             switch api.page(since: cursor, limit: min(remaining, HistoryAPI.maxPage)) {
@@ -21,6 +22,7 @@ extension CommandContext {
             case .success(let answer): page = answer
             }
             roomSeq = page.seq
+            room = page.room
             if let epoch, page.epoch != epoch {
                 console.err("happyclient: the room's history was reset while it was read (epoch \(page.epoch)); "
                             + "stopped after seq \(cursor ?? 0)")
@@ -39,7 +41,9 @@ extension CommandContext {
             cursor = last
         }
         if printed == 0 {
-            console.err("happyclient: \(HistoryNotes.nothing(since: options.since, roomSeq: roomSeq))")
+            let isNew = roomSeq == 0 && api.isNewRoom()
+            console.err("happyclient: " + (isNew ? HistoryNotes.newRoom(room)
+                                                  : HistoryNotes.nothing(since: options.since, roomSeq: roomSeq)))
         }
         return ExitStatus.success.rawValue
     }
@@ -89,6 +93,11 @@ enum HistoryNotes {
         guard let since, since + 1 < first else { return nil }
         let missing = since + 1 == first - 1 ? "event \(since + 1) is" : "events \(since + 1)–\(first - 1) are"
         return "history starts at seq \(first) (\(missing) no longer held)"
+    }
+
+    /// A room without history or people: most likely a mistyped name, which the server takes as a new room.
+    static func newRoom(_ room: String) -> String {
+        "room \(room) is new: nobody here, no history"
     }
 
     /// `no events after seq 12 (the room is at seq 12)`

@@ -13,6 +13,7 @@ extension CommandContext {
             }
             let report = StateReport(welcome: welcome, json: welcomeJSON)
             console.out(json ? report.jsonText : report.text)
+            if welcome.isNewRoom { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
             return ExitStatus.success.rawValue
         } catch {
             return fail(error)

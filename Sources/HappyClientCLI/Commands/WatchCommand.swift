@@ -66,6 +66,7 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         case .fresh:
             console.err("happyclient: watching room \(welcome.room) at \(url) (seq \(welcome.seq), "
                         + "\(welcome.presenceCount) connected)")
+            if welcome.isNewRoom { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
         case .resumed(let missed):
             console.err("happyclient: reconnected; resumed at seq \(welcome.seq - missed)"
                         + (missed == 0 ? ", nothing missed" : ", \(missed) missed event\(missed == 1 ? " follows" : "s follow")"))

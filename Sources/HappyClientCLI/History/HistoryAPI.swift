@@ -106,6 +106,13 @@ struct HistoryAPI: Sendable {
         }
     }
 
+    /// Whether the room has neither events nor people (`/api/state`): a new
+    /// room, or a mistyped name. False when that cannot be read.
+    func isNewRoom() -> Bool {
+        guard case .success(let answer) = http.getJSON(http.url("/api/state")) else { return false }
+        return answer.json["seq"]?.doubleValue == 0 && answer.json["presenceCount"]?.doubleValue == 0
+    }
+
     /// The PNG of `/frame/{view}.png`, now or at `options.seq`.
     func frame(_ options: FrameOptions) -> Result<[UInt8], HTTPFailure> {
         let url = http.url("/frame/\(options.view.rawValue).png", [

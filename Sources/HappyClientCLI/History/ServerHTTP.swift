@@ -1,13 +1,12 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HappyClientKit
 import HappyCore
 
 /// GET requests to the server's HTTP routes (PROTOCOL.md sections 6 and
-/// 11), with the token and within `--timeout`; failures say what went wrong
-/// in the words and exit codes of the WebSocket commands.
+/// 11), with the token, each wait within `--timeout`; failures say what went
+/// wrong in the words and exit codes of the WebSocket commands. Plain
+/// sockets and poll() rather than URLSession, whose wait for an answer spins
+/// a core on Linux.
 struct ServerHTTP: Sendable {
     let common: CommonOptions
 
@@ -20,27 +19,34 @@ struct ServerHTTP: Sendable {
     /// The body of a 200 answer to GET `url`; any other status is a refusal
     /// with the code and message of the server's JSON error body.
     func get(_ url: String) -> Result<[UInt8], HTTPFailure> {
-        guard let address = URL(string: url) else { return .failure(.unreadable(url: url, reason: "not a URL")) }
-        var request = URLRequest(url: address)
-        request.timeoutInterval = common.timeout
-        if let token = common.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let outcome = Latch<Result<[UInt8], HTTPFailure>>()
-        let (host, port, seconds) = (common.url.host, common.url.port, common.timeout)
-        let task = URLSession.shared.dataTask(with: request) { data, response, error in
-            if let error {
-                outcome.set(.failure(Self.failure(error, url: url, host: host, port: port, timeout: seconds)))
-            } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-                outcome.set(.failure(HTTPFailure.refusal(url: url, status: status, body: Array(data ?? Data()))))
-            } else {
-                outcome.set(.success(Array(data ?? Data())))
+        guard let target = RequestTarget(url) else { return .failure(.unreadable(url: url, reason: "not a URL")) }
+        var request = "GET \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
+            + "User-Agent: happyclient\r\nAccept: */*\r\nConnection: close\r\n"
+        if let token = common.token { request += "Authorization: Bearer \(token)\r\n" }
+        request += "\r\n"
+
+        let stream: ServerStream
+        switch ServerStream.open(host: target.host, port: target.port, secure: target.secure, idleTimeout: common.timeout) {
+        case .failure(let failure): return .failure(Self.failure(failure, url: url, timeout: common.timeout))
+        case .success(let opened): stream = opened
+        }
+        if let failure = stream.write(Array(request.utf8)) {
+            return .failure(Self.failure(failure, url: url, timeout: common.timeout))
+        }
+        var reader = HTTPResponseReader()
+        while true {
+            let progress: HTTPResponseReader.Progress
+            switch stream.read() {
+            case .failure(let failure): return .failure(Self.failure(failure, url: url, timeout: common.timeout))
+            case .success(let bytes): progress = bytes.isEmpty ? reader.finish() : reader.feed(bytes)
+            }
+            switch progress {
+            case .needMore: continue
+            case .invalid(let reason): return .failure(.unreadable(url: url, reason: reason))
+            case .complete(let response) where response.status == 200: return .success(response.body)
+            case .complete(let response): return .failure(.refusal(url: url, status: response.status, body: response.body))
             }
         }
-        task.resume()
-        guard let result = outcome.wait(timeout: common.timeout + 1) else {
-            task.cancel()
-            return .failure(.timeout(url: url, seconds: common.timeout))
-        }
-        return result
     }
 
     /// The JSON object of a 200 answer to GET `url`.
@@ -53,15 +59,37 @@ struct ServerHTTP: Sendable {
         }
     }
 
-    /// A transport error in the terms of `SessionError`: a timeout, or what
-    /// a plain TCP connection to the server runs into (Foundation's own
-    /// texts are vague: "Could not connect to the server.").
-    private static func failure(_ error: Error, url: String, host: String, port: Int, timeout: Double) -> HTTPFailure {
-        if let urlError = error as? URLError, urlError.code == .timedOut {
-            return .timeout(url: url, seconds: timeout)
+    /// A failure on the connection in the terms of `SessionError`.
+    private static func failure(_ failure: StreamFailure, url: String, timeout: Double) -> HTTPFailure {
+        switch failure {
+        case .timeout: return .timeout(url: url, seconds: timeout)
+        case .cannotConnect(let reason): return .cannotConnect(url: url, reason: reason)
+        case .broken(let reason): return .cannotConnect(url: url, reason: "the connection broke before the answer: \(reason)")
         }
-        let probed = TCPProbe.failure(host: host, port: port, timeout: min(1, timeout))
-        return .cannotConnect(url: url, reason: probed ?? error.localizedDescription)
+    }
+}
+
+/// Where a GET goes: `http://host:port/path?query` taken apart.
+struct RequestTarget: Equatable {
+    var secure: Bool
+    var host: String
+    var port: Int
+    /// `/api/state?room=kitchen`
+    var pathAndQuery: String
+
+    init?(_ url: String) {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty else { return nil }
+        secure = scheme == "https"
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        port = parts.port ?? (secure ? 443 : 80)
+        let path = parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath
+        pathAndQuery = path + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
+    }
+
+    /// The Host header: the host (an IPv6 address in brackets) and its port.
+    var hostHeader: String {
+        (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
     }
 }
 

@@ -8,10 +8,12 @@ import HappyCore
 struct EventLines {
     var offsetSeconds: Int
 
-    /// `12:04:05 #131 alice  forwardButtonClicked:  dragon (20, 10)`
+    /// `12:04:05 #131 alice  dragon (10, 10) → (20, 10)  forwardButtonClicked:`: what changed in
+    /// plain words, then the delegate name. The page's event log writes the same line
+    /// (web/js/describe.js, `eventLine`).
     func event(_ event: EventMessage) -> String {
         let time = TimeOfDay.format(milliseconds: event.time, offsetSeconds: offsetSeconds)
-        return "\(time) #\(event.seq) \(event.sender.name)  \(event.name)  \(Self.summary(of: event))"
+        return "\(time) #\(event.seq) \(event.sender.name)  \(Self.summary(of: event))  \(event.name)"
     }
 
     /// `12:04:07 bob (c8) joined`
@@ -49,33 +51,44 @@ struct EventLines {
         return "\(position.view.rawValue) (\(x), \(y)) \(position.activity.rawValue)"
     }
 
-    /// What an event changed, as its new values.
+    /// What an event changed: `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`,
+    /// `dragon (10, 10) → (20, 10)`, `dragon (10, 10), blocked at the edge`, `dragon hidden`,
+    /// `room reset: happiness 50, …`.
     static func summary(of event: EventMessage) -> String {
         let scene = event.state
+        let changes = event.changes.filter { $0.path != "face.smile" }
+        func change(_ word: String, _ change: (path: String, from: JSONValue, to: JSONValue)) -> String {
+            "\(word) \(text(change.from)) → \(text(change.to))"
+        }
         switch EventName(rawValue: event.name) {
-        case .didChangeHappiness?: return "happiness \(scene.face.happiness)"
-        case .didChangeScale?: return "scale \(Describe.number(scene.face.scale))"
-        case .didChangeRate?: return "heart rate \(Describe.number(scene.heart.rate))"
-        case .didChangeStyle?:
-            let parts = event.changes.compactMap { change -> String? in
-                switch change.path {
-                case "heart.fillColor": return "fill \(scene.heart.fillColor.hex)"
-                case "heart.strokeColor": return "stroke \(scene.heart.strokeColor.hex)"
-                case "heart.lineWidth": return "width \(Describe.number(scene.heart.lineWidth))"
-                default: return nil
-                }
-            }
-            return "heart " + (parts.isEmpty ? Describe.style(scene.heart) : parts.joined(separator: " "))
         case .forwardButtonClicked?, .backButtonClicked?:
-            return "dragon \(Describe.position(scene.dragon))" + (event.changes.isEmpty ? " blocked" : "")
-        case .didChangeHidden?: return "dragon \(Describe.visibility(scene.dragon))"
-        case .didReset?: return "reset: \(Describe.summary(scene))"
-        case nil:
-            return event.changes.map { "\($0.path) \(Self.text($0.to))" }.joined(separator: ", ")
+            let to = Describe.position(scene.dragon)
+            guard !changes.isEmpty else { return "dragon \(to), blocked at the edge" }
+            func from(_ path: String, _ now: Double) -> String {
+                text(changes.first { $0.path == path }?.from ?? .number(now))
+            }
+            return "dragon (\(from("dragon.x", scene.dragon.x)), \(from("dragon.y", scene.dragon.y))) → \(to)"
+        case .didChangeHidden?:
+            return "dragon \(Describe.visibility(scene.dragon))"
+        case .didReset?:
+            return "room reset: \(Describe.summary(scene))"
+        case .didChangeStyle?:
+            // The heart named once: `heart fill … → …, width … → …`.
+            return "heart " + changes.map { change(styleWords[$0.path] ?? $0.path, $0) }.joined(separator: ", ")
+        default:
+            guard !changes.isEmpty else { return "no change" }
+            return changes.map { change(words[$0.path] ?? $0.path, $0) }.joined(separator: ", ")
         }
     }
 
-    private static func text(_ value: JSONValue) -> String {
+    /// Plain words for the paths of the scene's values.
+    static let words = ["face.happiness": "happiness", "face.scale": "scale", "heart.rate": "heart rate"]
+    static let styleWords = ["heart.fillColor": "fill", "heart.strokeColor": "stroke", "heart.lineWidth": "width"]
+
+    /// A value as the line shows it: numbers as `Describe.number`, strings bare.
+    static func text(_ value: JSONValue) -> String {
+        if let number = value.doubleValue { return Describe.number(number) }
+        if let string = value.stringValue { return string }
         var writer = JSONWriter(capacity: 16)
         writer.value(value)
         return writer.text

@@ -67,3 +67,8 @@ struct StateReport {
         return w.text
     }
 }
+
+extension WelcomeMessage {
+    /// No events yet and nobody but this client: a new room, or a mistyped name.
+    var isNewRoom: Bool { seq == 0 && presenceCount <= 1 }
+}

@@ -19,8 +19,22 @@ extension CommandContext {
         guard TerminalMode.isInteractive() else { return notInteractive(.replay) }
         let api = HistoryAPI(common: common)
         switch ReplayStart.load(api, from: options.from) {
-        case .failure(let failure): return fail(failure)
-        case .success(let start): return runFullScreen(options.play, command: .replay, replay: (start, options.speed))
+        case .failure(let failure):
+            // The server names its own parameter (`since`); say it in the option's words.
+            if let from = options.from, case .refused(_, 400, "invalid_value"?, _) = failure,
+               case .success(let held) = api.page(since: nil, limit: 1), from > held.seq {
+                let oldest = held.first > 0 ? held.first - 1 : 0
+                console.err("happyclient: replay: --from \(from) is beyond the room's seq \(held.seq) "
+                            + "(from \(oldest) to \(held.seq))")
+                return ExitStatus.refused.rawValue
+            }
+            return fail(failure)
+        case .success(let start):
+            if start.target == 0, api.isNewRoom() {
+                console.err("happyclient: \(HistoryNotes.newRoom(start.page.room))")
+                return ExitStatus.success.rawValue
+            }
+            return runFullScreen(options.play, command: .replay, replay: (start, options.speed))
         }
     }
 

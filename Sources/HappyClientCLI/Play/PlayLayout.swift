@@ -26,8 +26,11 @@ struct PlayLayout: Equatable {
         var height: Int
     }
 
-    static let minimumColumns = 24
-    static let minimumRows = 8
+    /// The smallest terminal the view is drawn in: the key help fits on its
+    /// row, and the picture gets ten rows (below that every line was cut and
+    /// the picture squeezed to a strip).
+    static let minimumColumns = 68
+    static let minimumRows = 16
     static let textRowsBelow = 5
 
     let columns: Int

@@ -5,6 +5,8 @@ import HappyCore
 struct PlayScreen {
     struct Texts {
         var title: String
+        /// The title without the server's URL, for a narrower terminal.
+        var shortTitle: String
         var statusLabel: String
         var values: String
         var presence: String
@@ -17,13 +19,12 @@ struct PlayScreen {
     /// Exactly `layout.rows` rows, each at most `layout.columns` cells wide.
     func rows(picture: [String], texts: Texts) -> [String] {
         let width = layout.columns
-        var rows = [ANSI.inverse + Self.fit(texts.title, width: width, pad: true) + ANSI.reset]
         if layout.tooSmall {
-            rows.append(Self.fit("too small (\(PlayLayout.minimumColumns)×\(PlayLayout.minimumRows))",
-                                 width: width))
-            rows.append(Self.fit("q quit", width: width))
-            return Array(rows.prefix(layout.rows))
+            return Array(Self.wrap(Self.tooSmall(columns: layout.columns, rows: layout.rows), width: width)
+                .prefix(layout.rows))
         }
+        let title = texts.title.count <= width ? texts.title : texts.shortTitle
+        var rows = [ANSI.inverse + Self.fit(title, width: width, pad: true) + ANSI.reset]
         for index in 0..<layout.pictureRows {
             rows.append(index < picture.count ? picture[index] : "")
         }
@@ -46,6 +47,7 @@ struct PlayScreen {
         let who = you.map { " · \($0.name)" } ?? ""
         let title = replay.map { " Happy · room \(room)\(who) · \($0) · \(connection)" }
             ?? " Happy · room \(room)\(who) · \(url) · \(connection) · seq \(seq)"
+        let shortTitle = replay == nil ? " Happy · room \(room)\(who) · \(connection) · seq \(seq)" : title
         var values = "waiting for the room…"
         if let scene {
             values = "happiness \(scene.face.happiness) · scale \(Describe.number(scene.face.scale)) · "
@@ -55,9 +57,37 @@ struct PlayScreen {
         if let lastAnswer { values += "   last: \(lastAnswer)" }
         let names = presence.map { $0 == you ? "\($0.name) (you)" : $0.name }
         let more = presenceCount > presence.count ? ", …" : ""
-        return Texts(title: title, statusLabel: statusLabel, values: values,
+        return Texts(title: title, shortTitle: shortTitle, statusLabel: statusLabel, values: values,
                      presence: "here (\(presenceCount)): " + names.joined(separator: ", ") + more,
                      steering: steering, keys: replay == nil ? PlayKeys.help : replayKeys)
+    }
+
+    /// What a terminal below the minimum shows instead of a squeezed view.
+    static func tooSmall(columns: Int, rows: Int) -> String {
+        "Too small: \(columns)×\(rows). This view needs at least "
+            + "\(PlayLayout.minimumColumns)×\(PlayLayout.minimumRows) characters. "
+            + "Enlarge the terminal, or press q to quit."
+    }
+
+    /// `text` in lines of at most `width` characters, broken between words
+    /// (a word longer than a line is cut).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            let word = String(word.prefix(width))
+            if line.isEmpty {
+                line = word
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = word
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 
     /// Cut to `width` characters (an ellipsis marks the cut), optionally padded.
