@@ -35,6 +35,8 @@ OWNED = {
         "commits": ("Commits/IntentTally.swift", "RoomCommitState", ["Commits/CommitCoordinator.swift"]),
         "streams": ("Frames/RoomStreams.swift", "RoomStreams", ["Frames/FrameStreams.swift"]),
         "pointers": ("Pointers/RoomPointers.swift", "RoomPointers", ["Pointers/PointerService.swift"]),
+        "crowd": ("Crowd/RoomCrowd.swift", "RoomCrowd", ["Crowd/CrowdDelivery.swift"]),
+        "votes": ("Crowd/VoteCounter.swift", "RoomVotes", ["Crowd/VoteCounter.swift"]),
     },
 }
 

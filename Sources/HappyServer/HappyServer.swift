@@ -33,9 +33,11 @@ public final class HappyServer: @unchecked Sendable {
     let admission: IntentAdmission
     let responder: HTTPResponder
     let streams: FrameStreams
+    let crowd: CrowdDelivery
     let delivery: IntentDelivery
     let catchUp: RoomCatchUp
     let coordinator: CommitCoordinator
+    let votes: VoteCounter
     let directory: RoomDirectory
     let cluster: ClusterLink
     let history: RoomHistory
@@ -93,28 +95,33 @@ public final class HappyServer: @unchecked Sendable {
                                      metrics: metrics)
         streams = FrameStreams(producer: producer, config: config, responder: responder, timers: timers, metrics: metrics,
                                logger: logger, clock: clock)
-        delivery = IntentDelivery(broadcaster: broadcaster, responder: responder, streams: streams, metrics: metrics)
-        catchUp = RoomCatchUp(defaults: rules.defaults, broadcaster: broadcaster, streams: streams, metrics: metrics,
-                              logger: logger)
+        crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
+                              broadcaster: broadcaster, responder: responder, timers: timers, metrics: metrics,
+                              logger: logger, clock: clock)
+        delivery = IntentDelivery(crowd: crowd, broadcaster: broadcaster, responder: responder, streams: streams,
+                                  metrics: metrics)
+        catchUp = RoomCatchUp(defaults: rules.defaults, crowd: crowd, broadcaster: broadcaster, streams: streams,
+                              metrics: metrics, logger: logger)
         coordinator = CommitCoordinator(store: self.store, reducer: SceneReducer(rules: rules), publisher: delivery,
                                         catchUp: catchUp, clock: clock, metrics: metrics, logger: logger)
+        votes = VoteCounter(settings: config.crowd, coordinator: coordinator, crowd: crowd, timers: timers,
+                            metrics: metrics, clock: clock)
         directory = RoomDirectory(config: config, labels: labels, store: self.store, coordinator: coordinator,
                                   clusterBus: clusterBus, clock: clock, metrics: metrics, logger: logger)
         cluster = ClusterLink(bus: clusterBus, inbox: inbox, directory: directory, coordinator: coordinator,
-                              catchUp: catchUp, store: self.store, broadcaster: broadcaster,
-                              presenceBroadcastMax: limits.presenceBroadcastMax, logger: logger)
+                              catchUp: catchUp, store: self.store, crowd: crowd, logger: logger)
         history = RoomHistory(store: self.store, labels: labels, defaults: rules.defaults)
         pointers = PointerService(limits: limits, broadcaster: broadcaster, timers: timers, metrics: metrics, clock: clock)
-        intake = MessageIntake(admission: admission, coordinator: coordinator, broadcaster: broadcaster, pointers: pointers,
+        intake = MessageIntake(admission: admission, votes: votes, broadcaster: broadcaster, pointers: pointers,
                                metrics: metrics, logger: logger, clock: clock)
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
-                                      broadcaster: broadcaster, pointers: pointers, clusterBus: clusterBus,
+                                      broadcaster: broadcaster, crowd: crowd, pointers: pointers, clusterBus: clusterBus,
                                       lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock,
                                       releaseFreeMemory: LWSProcess.releaseFreeMemory)
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
                                       metrics: metrics, logger: logger)
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
-                        coordinator: coordinator, history: history, responder: responder, metrics: metrics, clock: clock)
+                        votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)
@@ -227,6 +234,8 @@ public final class HappyServer: @unchecked Sendable {
         case .sweep: sweep()
         case .streams: streams.tick()
         case .pointers: pointers.tick()
+        case .ticks: crowd.tick()
+        case .votes: votes.tick()
         }
     }
 

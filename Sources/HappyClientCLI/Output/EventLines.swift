@@ -22,8 +22,56 @@ struct EventLines {
         switch change {
         case .joined(let who): return "\(time) \(Describe.participant(who)) joined"
         case .left(let who): return "\(time) \(Describe.participant(who)) left"
+        case .batch(let batch): return "\(time) \(Self.summary(of: batch))"
         }
     }
+
+    /// `12:04:05 #131–190 alice and 36 others: 41 forward, 19 back`: one line for a whole tick
+    /// (the page's log writes the same, web/js/describe.js `tickLine`).
+    func tick(_ tick: TickMessage) -> String {
+        let time = TimeOfDay.format(milliseconds: tick.time, offsetSeconds: offsetSeconds)
+        var parts: [String] = []
+        if tick.eventCount > 0 {
+            let range = tick.from == tick.seq ? "#\(tick.seq)" : "#\(tick.from)–\(tick.seq)"
+            parts.append("\(range) \(Self.who(tick.senders, count: tick.senderCount)): \(Self.counts(of: tick))")
+        }
+        if let batch = tick.presence, !batch.isEmpty { parts.append(Self.summary(of: batch)) }
+        return "\(time) " + parts.joined(separator: "; ")
+    }
+
+    /// `alice`, `alice and bob`, `alice and 36 others`, or `the crowd` (a vote with no names).
+    static func who(_ senders: [Participant], count: Int) -> String {
+        guard let first = senders.first else { return count > 0 ? "\(count) people" : "the crowd" }
+        switch count {
+        case ...1: return first.name
+        case 2 where senders.count > 1: return "\(first.name) and \(senders[1].name)"
+        default: return "\(first.name) and \(count - 1) others"
+        }
+    }
+
+    /// `41 forward, 19 back, 3 happiness`: the votes when the tick has them, else its events by kind.
+    static func counts(of tick: TickMessage) -> String {
+        var parts: [String] = []
+        if let votes = tick.votes { parts = ["\(votes.forward) forward", "\(votes.back) back"] }
+        for (name, count) in tick.names {
+            let word = tickWords[name] ?? name
+            if tick.votes != nil && (word == "forward" || word == "back") { continue }
+            parts.append("\(count) \(word)")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    /// `+120 joined, 33 left (5234 here)`.
+    static func summary(of batch: PresenceBatch) -> String {
+        "+\(batch.joinedCount) joined, \(batch.leftCount) left (\(batch.count) here)"
+    }
+
+    private static let tickWords: [String: String] = [
+        EventName.forwardButtonClicked.rawValue: "forward", EventName.backButtonClicked.rawValue: "back",
+        EventName.didChangeHappiness.rawValue: "happiness", EventName.didChangeScale.rawValue: "scale",
+        EventName.didChangeRate.rawValue: "rate", EventName.didChangeStyle.rawValue: "style",
+        EventName.didChangeHidden.rawValue: "hide/show", EventName.didReset.rawValue: "reset",
+    ]
 
     /// `12:04:09 resync #180: happiness 50, …` (events before it were dropped by the server).
     func resync(seq: UInt64, state: Scene, atMilliseconds now: Int64) -> String {

@@ -88,6 +88,32 @@ extension HappySession: WebSocketDelegate {
             }
             if let left, let update = pointerBoard.left(left) { calls.append(pointerCall(update, text: nil)) }
             return calls
+        case .tick(let tick):
+            var calls: [() -> Void] = []
+            for left in tick.presence?.left ?? [] {
+                if let update = pointerBoard.left(left) { calls.append(pointerCall(update, text: nil)) }
+            }
+            guard ledger.tick(tick) else { return calls }
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didReceive: tick, text: text)
+            }] + calls
+        case .delivery(let mode, let tickMs):
+            ledger.delivery(mode)
+            return [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, didChangeDelivery: mode, tickMs: tickMs)
+            }]
+        case .presenceBatch(let batch):
+            ledger.presence(batch)
+            var calls: [() -> Void] = [{ [weak self] in
+                guard let self else { return }
+                self.delegate?.session(self, presence: .batch(batch), text: text)
+            }]
+            for left in batch.left {
+                if let update = pointerBoard.left(left) { calls.append(pointerCall(update, text: nil)) }
+            }
+            return calls
         case .resync(let seq, let state):
             var presence: [Participant]?
             if case .array(let list)? = json["presence"] { presence = list.compactMap(Participant.init(json:)) }

@@ -13,6 +13,10 @@ public protocol HappySessionDelegate: AnyObject {
     func session(_ session: HappySession, presence change: PresenceChange, text: String)
     /// The server replaced queued events by the current state.
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String)
+    /// A tick: every event from `tick.from` to `tick.seq` in one message (section 12).
+    func session(_ session: HappySession, didReceive tick: TickMessage, text: String)
+    /// The room switched between one message per event and ticks.
+    func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int)
     /// The others' pointers changed: a welcome listed them, a `pointers`
     /// batch came (`text` is that message as received, even when it changed
     /// nothing this client showed), a client left, or the connection dropped.
@@ -28,6 +32,8 @@ extension HappySessionDelegate {
     public func session(_ session: HappySession, didReceive event: EventMessage, text: String) {}
     public func session(_ session: HappySession, presence change: PresenceChange, text: String) {}
     public func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {}
+    public func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {}
+    public func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {}
     public func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {}
     public func session(_ session: HappySession, didReceiveError error: WireError) {}
     public func session(_ session: HappySession, didChange state: ConnectionState) {}

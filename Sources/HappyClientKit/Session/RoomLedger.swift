@@ -15,6 +15,8 @@ public struct RoomLedger: Sendable {
     public private(set) var stateSeq: UInt64 = 0
     public private(set) var presence: [Participant] = []
     public private(set) var presenceCount = 0
+    /// How the room's events arrive now (section 12).
+    public private(set) var delivery = DeliveryMode.each
     /// States after recent events, to answer "the scene after seq N".
     private var recent: [(seq: UInt64, state: Scene)] = []
     private static let recentLimit = 64
@@ -57,7 +59,35 @@ public struct RoomLedger: Sendable {
         stateSeq = welcome.seq
         presence = welcome.presence
         presenceCount = welcome.presenceCount
+        delivery = welcome.delivery
         return outcome
+    }
+
+    /// Takes in a tick; false when it carries nothing new (it ends at or
+    /// before what was passed on and holds no presence).
+    public mutating func tick(_ tick: TickMessage) -> Bool {
+        if let batch = tick.presence { presence(batch) }
+        guard tick.seq > deliveredSeq || tick.eventCount == 0 else { return false }
+        if tick.seq > deliveredSeq {
+            deliveredSeq = tick.seq
+            state = tick.state
+            stateSeq = tick.seq
+            recent.append((tick.seq, tick.state))
+            if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
+        }
+        return true
+    }
+
+    /// The room's delivery changed.
+    public mutating func delivery(_ mode: DeliveryMode) {
+        delivery = mode
+    }
+
+    /// Takes in a crowd room's batch of joins and leaves.
+    public mutating func presence(_ batch: PresenceBatch) {
+        for participant in batch.joined where !presence.contains(participant) { presence.append(participant) }
+        presence.removeAll { batch.left.contains($0) }
+        presenceCount = batch.count
     }
 
     /// Takes in an event; false when it was already passed on (a replay
@@ -94,11 +124,14 @@ public struct RoomLedger: Sendable {
         case .left(let participant):
             presence.removeAll { $0 == participant }
             presenceCount = max(0, presenceCount - 1)
+        case .batch(let batch):
+            presence(batch)
         }
     }
 
-    /// The scene right after event `seq` when it is still known, else the current one.
+    /// The scene right after event `seq` when it is still known (in tick
+    /// delivery, after the tick that carried it), else the current one.
     public func state(after seq: UInt64) -> Scene? {
-        recent.last(where: { $0.seq == seq })?.state ?? state
+        recent.first(where: { $0.seq >= seq })?.state ?? state
     }
 }

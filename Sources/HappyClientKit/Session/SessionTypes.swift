@@ -29,6 +29,8 @@ public enum ResumeOutcome: Equatable, Sendable {
 public enum PresenceChange: Equatable, Sendable {
     case joined(Participant)
     case left(Participant)
+    /// A crowd room's joins and leaves of one tick (section 12).
+    case batch(PresenceBatch)
 }
 
 /// What an intent came to: the ack's result and seq, and the scene as it

@@ -75,6 +75,9 @@ extension HappyConfig {
         if !cluster.redis.isEmpty, RedisURL(cluster.redis) == nil {
             throw fail("cluster.redis", "must look like redis://[:password@]host:port/db")
         }
+        guard (10...1000).contains(crowd.tickMs) else { throw fail("crowd.tickMs", "must be between 10 and 1000") }
+        guard crowd.tickAbove >= 1 else { throw fail("crowd.tickAbove", "must be at least 1") }
+        guard crowd.presenceBatchAbove >= 0 else { throw fail("crowd.presenceBatchAbove", "must not be negative") }
         guard ["debug", "info", "warn", "error"].contains(log.level) else {
             throw fail("log.level", "must be one of debug, info, warn, error")
         }
@@ -141,6 +144,18 @@ struct ConfigReader {
                     switch k {
                     case "redis": config.cluster.redis = try string(v, name)
                     case "allowNonDurableRedis": config.cluster.allowNonDurableRedis = try bool(v, name)
+                    default: throw unknown(name)
+                    }
+                }
+            case "crowd":
+                for (k, v) in try members(value, path: "crowd") {
+                    let name = "crowd.\(k)"
+                    switch k {
+                    case "mode": config.crowd.mode = try choice(v, name, of: HappyConfig.CrowdSection.Mode.self)
+                    case "tickMs": config.crowd.tickMs = try integer(v, name)
+                    case "tickAbove": config.crowd.tickAbove = try integer(v, name)
+                    case "presenceBatchAbove": config.crowd.presenceBatchAbove = try integer(v, name)
+                    case "dragon": config.crowd.dragon = try choice(v, name, of: HappyConfig.CrowdSection.DragonMode.self)
                     default: throw unknown(name)
                     }
                 }
@@ -249,6 +264,18 @@ struct ConfigReader {
             throw wrongType(key, "an integer", v)
         }
         return Int(d)
+    }
+
+    /// One of an enum's raw values, or an error listing them.
+    private func choice<Choice: RawRepresentable & CaseIterable>(_ v: JSONValue, _ key: String,
+                                                                 of type: Choice.Type) throws(ConfigError) -> Choice
+    where Choice.RawValue == String {
+        let names = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+        guard let text = v.stringValue else { throw wrongType(key, "one of \(names)", v) }
+        guard let value = Choice(rawValue: text) else {
+            throw ConfigError("\(source): \(key) must be one of \(names), got \"\(text)\"")
+        }
+        return value
     }
 
     private func strings(_ v: JSONValue, _ key: String) throws(ConfigError) -> [String] {

@@ -16,6 +16,7 @@ public struct HappyConfig: Equatable, Sendable {
     public var compression = false
     public var conformance = ConformanceSection()
     public var cluster = ClusterSection()
+    public var crowd = CrowdSection()
     public var log = LogSection()
 
     public init() {}
@@ -87,6 +88,33 @@ public struct HappyConfig: Equatable, Sendable {
         /// Run against a Redis that could lose acknowledged writes (no
         /// append-only file synced on every write); off by default.
         public var allowNonDurableRedis = false
+    }
+
+    /// Crowd rooms (PROTOCOL.md section 12): tick delivery, presence batches, votes.
+    public struct CrowdSection: Equatable, Sendable {
+        public enum Mode: String, Equatable, Sendable, CaseIterable {
+            /// Ticks while a room's delivery load is above `tickAbove`.
+            case auto
+            /// Always one message per tick.
+            case tick
+            /// Always one message per event.
+            case each
+        }
+
+        public enum DragonMode: String, Equatable, Sendable, CaseIterable {
+            /// Every dragon intent is applied on its own.
+            case each
+            /// Dragon intents are votes; each tick applies the majority.
+            case vote
+        }
+
+        public var mode = Mode.auto
+        public var tickMs = 50
+        /// Events per second × clients above which `auto` switches to ticks.
+        public var tickAbove = 20_000
+        /// Clients in a room above which joins and leaves are sent in batches.
+        public var presenceBatchAbove = 100
+        public var dragon = DragonMode.each
     }
 
     public struct LogSection: Equatable, Sendable {

@@ -7,9 +7,11 @@ public struct RoomEvent: Equatable, Sendable {
     public var sender: Participant
     public var changes: [SceneChange]
     public var state: Scene
+    /// A voted event (section 12): sent with `"sender": null` and its votes.
+    public var votes: VoteTally?
 
     public init(seq: UInt64, time: Int64, room: String, name: EventName, sender: Participant,
-                changes: [SceneChange], state: Scene) {
+                changes: [SceneChange], state: Scene, votes: VoteTally? = nil) {
         self.seq = seq
         self.time = time
         self.room = room
@@ -17,6 +19,7 @@ public struct RoomEvent: Equatable, Sendable {
         self.sender = sender
         self.changes = changes
         self.state = state
+        self.votes = votes
     }
 }
 
@@ -42,6 +45,9 @@ public struct Welcome: Sendable {
     public var limits: WelcomeLimits
     /// The room's visible pointers, already encoded as a JSON array (section 10).
     public var encodedPointers: [UInt8] = [UInt8]("[]".utf8)
+    /// How the room's events reach its clients now, and the tick's length (section 12).
+    public var delivery = DeliveryMode.each
+    public var tickMs = 50
     /// `geometry` and `limits` already encoded (`ServerMessageEncoder.welcomeConstants`):
     /// they change only with the configuration, so one encoding serves every welcome.
     public var encodedConstants: WelcomeConstants?

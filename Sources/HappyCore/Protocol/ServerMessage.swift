@@ -5,6 +5,12 @@ public enum ServerMessage: Sendable {
     case ack(id: String?, seq: UInt64, result: String)
     case error(WireError)
     case presence(joined: Participant?, left: Participant?)
+    /// A crowd room's joins and leaves of one tick (section 12).
+    case presenceBatch(PresenceBatch)
+    /// The room's delivery changed (section 12).
+    case delivery(DeliveryMode, tickMs: Int)
+    /// Every event of a tick, in one message (section 12).
+    case tick(TickMessage)
     case resync(seq: UInt64, state: Scene)
     case pong(id: String?, serverTime: Int64)
     /// Others' live pointers (section 10).
@@ -32,8 +38,15 @@ public enum ServerMessage: Sendable {
             let code = ErrorCode(rawValue: json["code"]?.stringValue ?? "") ?? .badMessage
             return .error(WireError(code, json["message"]?.stringValue ?? "", id: json["id"]?.stringValue))
         case "presence":
+            if let batch = PresenceBatch(json: json) { return .presenceBatch(batch) }
             return .presence(joined: json["joined"].flatMap(Participant.init(json:)),
                              left: json["left"].flatMap(Participant.init(json:)))
+        case "delivery":
+            if let mode = json["mode"]?.stringValue.flatMap(DeliveryMode.init(rawValue:)) {
+                return .delivery(mode, tickMs: json["tickMs"]?.wholeNumber() ?? 50)
+            }
+        case "tick":
+            if let tick = TickMessage(json: json) { return .tick(tick) }
         case "resync":
             if let seq: UInt64 = json["seq"]?.wholeNumber(), let state = json["state"].flatMap(Scene.init(json:)) {
                 return .resync(seq: seq, state: state)
@@ -63,6 +76,9 @@ public struct WelcomeMessage: Sendable {
     public var recovered: Bool
     /// The others' visible pointers when this client joined (section 10).
     public var pointers: [PointerEntry]
+    /// How the room's events arrive (section 12): one `event` each, or `tick`s.
+    public var delivery: DeliveryMode
+    public var tickMs: Int
 
     init?(json: JSONValue) {
         guard let room = json["room"]?.stringValue, let you = json["you"].flatMap(Participant.init(json:)),
@@ -83,6 +99,8 @@ public struct WelcomeMessage: Sendable {
         serverTime = json["serverTime"]?.wholeNumber() ?? 0
         recovered = json["recovered"]?.boolValue ?? false
         pointers = PointerEntry.list(json["pointers"])
+        delivery = json["delivery"]?.stringValue.flatMap(DeliveryMode.init(rawValue:)) ?? .each
+        tickMs = json["tickMs"]?.wholeNumber() ?? 50
     }
 }
 
@@ -142,6 +160,8 @@ public struct EventMessage: Sendable {
     public var sender: Participant
     public var changes: [(path: String, from: JSONValue, to: JSONValue)]
     public var state: Scene
+    /// A voted dragon event's votes (its sender is then empty: the crowd moved it).
+    public var votes: (forward: Int, back: Int)?
 
     init?(json: JSONValue) {
         guard let seq: UInt64 = json["seq"]?.wholeNumber(), let name = json["name"]?.stringValue,
@@ -160,6 +180,80 @@ public struct EventMessage: Sendable {
             changes = []
         }
         self.state = state
+        if let votes = json["votes"], let forward: Int = votes["forward"]?.wholeNumber(),
+           let back: Int = votes["back"]?.wholeNumber() {
+            self.votes = (forward, back)
+        }
+    }
+}
+
+/// A decoded `tick`: the events from `from` to `seq` as counts, their most
+/// recent senders, the net changes, the state after them, and the room's
+/// joins and leaves meanwhile.
+public struct TickMessage: Sendable {
+    public var room: String
+    public var from: UInt64
+    public var seq: UInt64
+    public var time: Int64
+    /// Events per delegate name, in the order the server listed them.
+    public var names: [(name: String, count: Int)]
+    public var senders: [Participant]
+    public var senderCount: Int
+    public var changes: [(path: String, from: JSONValue, to: JSONValue)]
+    public var state: Scene
+    public var presence: PresenceBatch?
+    public var votes: (forward: Int, back: Int)?
+
+    /// How many events the tick covers (none when `from` is `seq` + 1).
+    public var eventCount: Int { seq >= from ? Int(seq - from + 1) : 0 }
+
+    init?(json: JSONValue) {
+        guard let from: UInt64 = json["from"]?.wholeNumber(), let seq: UInt64 = json["seq"]?.wholeNumber(),
+              let state = json["state"].flatMap(Scene.init(json:)) else { return nil }
+        room = json["room"]?.stringValue ?? ""
+        self.from = from
+        self.seq = seq
+        time = json["time"]?.wholeNumber() ?? 0
+        if case .object(let members)? = json["names"] {
+            names = members.compactMap { member in member.value.wholeNumber().map { (member.key, $0) } }
+        } else {
+            names = []
+        }
+        if case .array(let list)? = json["senders"] {
+            senders = list.compactMap(Participant.init(json:))
+        } else {
+            senders = []
+        }
+        senderCount = json["senderCount"]?.wholeNumber() ?? senders.count
+        if case .array(let list)? = json["changes"] {
+            changes = list.compactMap { change in
+                guard let path = change["path"]?.stringValue else { return nil }
+                return (path, change["from"] ?? .null, change["to"] ?? .null)
+            }
+        } else {
+            changes = []
+        }
+        self.state = state
+        presence = json["presence"].flatMap(PresenceBatch.init(json:))
+        if let votes = json["votes"], let forward: Int = votes["forward"]?.wholeNumber(),
+           let back: Int = votes["back"]?.wholeNumber() {
+            self.votes = (forward, back)
+        }
+    }
+}
+
+extension PresenceBatch {
+    /// A batch as the server writes it (a `count` and lists of joined and left); nil otherwise.
+    public init?(json: JSONValue) {
+        guard let count: Int = json["count"]?.wholeNumber() else { return nil }
+        func list(_ key: String) -> [Participant] {
+            guard case .array(let items)? = json[key] else { return [] }
+            return items.compactMap(Participant.init(json:))
+        }
+        let joined = list("joined"), left = list("left")
+        self.init(count: count, joined: joined, left: left,
+                  joinedCount: json["joinedCount"]?.wholeNumber() ?? joined.count,
+                  leftCount: json["leftCount"]?.wholeNumber() ?? left.count)
     }
 }
 

@@ -9,7 +9,8 @@ public enum ServerMessageEncoder {
         w.key("room"); w.string(event.room)
         w.key("time"); w.int(Int(event.time))
         w.key("name"); w.string(event.name.rawValue)
-        w.key("sender"); participant(event.sender, into: &w)
+        w.key("sender")
+        if event.votes == nil { participant(event.sender, into: &w) } else { w.literal("null") }
         w.key("changes")
         w.beginArray()
         for change in event.changes {
@@ -21,6 +22,7 @@ public enum ServerMessageEncoder {
         }
         w.endArray()
         w.key("state"); scene(event.state, into: &w)
+        if let votes = event.votes { w.key("votes"); self.votes(votes, into: &w) }
         w.endObject()
         return w.bytes
     }
@@ -53,6 +55,8 @@ public enum ServerMessageEncoder {
         w.key("limits")
         if let constants = welcome.encodedConstants { w.raw(constants.limits) } else { limits(welcome.limits, into: &w) }
         w.key("pointers"); w.raw(welcome.encodedPointers)
+        w.key("delivery"); w.string(welcome.delivery.rawValue)
+        w.key("tickMs"); w.int(welcome.tickMs)
         w.endObject()
         return w.bytes
     }

@@ -52,7 +52,9 @@ public final class Room<HistoryElement> {
     public var hasUncommittedChanges: Bool { working.seq != committed.seq || working.scene != committed.scene }
 
     /// Applies `intent` to the working state. An event gets the next seq.
-    public func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer) -> AppliedIntent {
+    /// `votes`: the votes a crowd's voted event carries (section 12).
+    public func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer,
+                      votes: VoteTally? = nil) -> AppliedIntent {
         var scene = working.scene
         let outcome = reducer.apply(action, to: &scene)
         guard let name = outcome.eventName else {
@@ -60,7 +62,7 @@ public final class Room<HistoryElement> {
         }
         working = RoomSnapshot(seq: working.seq + 1, scene: scene)
         let event = RoomEvent(seq: working.seq, time: time, room: self.name, name: name, sender: sender,
-                              changes: outcome.changes, state: scene)
+                              changes: outcome.changes, state: scene, votes: votes)
         return AppliedIntent(outcome: outcome, event: event, ackSeq: working.seq)
     }
 

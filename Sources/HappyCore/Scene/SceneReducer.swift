@@ -1,6 +1,8 @@
 /// How an intent ended, as reported in its ack.
 public enum AckResult: String, Sendable, CaseIterable {
     case applied, clamped, unchanged, blocked
+    /// A dragon vote, counted into its tick's majority (section 12).
+    case counted
 }
 
 /// The delegate-style names events carry, as the seeds' delegates would see them.

@@ -54,7 +54,9 @@ final class CommitCoordinator {
 
     /// Applies `intent` to the room's working state at once; it is recorded
     /// with the next group commit, then delivered (or refused).
-    func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) {
+    /// `votes`: a voted dragon event's tally (the intent is the round's majority).
+    func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget,
+                votes: VoteTally? = nil) {
         guard runtime.room != nil else {
             return publisher.answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
         }
@@ -64,7 +66,7 @@ final class CommitCoordinator {
         }
         track(runtime, reply)
         runtime.markUsed()
-        perform(machine.applied(apply(intent, in: runtime, sender: sender, reply: reply)))
+        perform(machine.applied(apply(intent, in: runtime, sender: sender, reply: reply, votes: votes)))
         if store.isSynchronous { flush() }
     }
 
@@ -87,12 +89,15 @@ final class CommitCoordinator {
     }
 
     /// Runs the reducer on the room's working state and encodes the event once.
-    private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget) -> PendingIntent {
-        let applied = runtime.room!.apply(intent.action, sender: sender, time: clock.wallMilliseconds(), reducer: reducer)
+    private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget,
+                       votes: VoteTally?) -> PendingIntent {
+        let applied = runtime.room!.apply(intent.action, sender: sender, time: clock.wallMilliseconds(), reducer: reducer,
+                                          votes: votes)
         let frame = applied.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
-        return PendingIntent(runtime: runtime, reply: reply, intent: intent, sender: sender, applied: applied, frame: frame)
+        return PendingIntent(runtime: runtime, reply: reply, intent: intent, sender: sender, applied: applied, frame: frame,
+                             votes: votes)
     }
 
     // MARK: pending counts (the one place they change)
@@ -152,7 +157,8 @@ final class CommitCoordinator {
                 recordCreation(creation, of: runtime)
             }
             for intent in reapply {
-                queued += machine.applied(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply))
+                queued += machine.applied(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply,
+                                                votes: intent.votes))
             }
         case .flush:
             queued += machine.flush(withHistory: store.keepsHistory, now: clock.fresh())

@@ -4,6 +4,8 @@ import HappyCore
 enum ReplyTarget {
     case connection(Connection)
     case http(HTTPExchange)
+    /// The voters of a decided round of dragon votes (section 12).
+    case votes(VoteRound)
 }
 
 /// An intent applied to a room's working state, waiting for its record.
@@ -15,6 +17,8 @@ struct PendingIntent {
     let applied: AppliedIntent
     /// The event, encoded once, when the intent changed something.
     let frame: OutboundFrame?
+    /// The votes of a voted dragon event, kept to apply it again after a conflict.
+    var votes: VoteTally? = nil
 }
 
 /// Group commit: the intents applied during one loop turn are recorded in one

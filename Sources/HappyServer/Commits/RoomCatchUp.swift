@@ -6,13 +6,16 @@ import HappyCore
 /// on directly, or one resync when the gap cannot be filled.
 final class RoomCatchUp {
     private let defaults: Scene
+    private let crowd: CrowdDelivery
     private let broadcaster: Broadcaster
     private let streams: FrameStreams
     private let metrics: Metrics
     private let logger: Logger
 
-    init(defaults: Scene, broadcaster: Broadcaster, streams: FrameStreams, metrics: Metrics, logger: Logger) {
+    init(defaults: Scene, crowd: CrowdDelivery, broadcaster: Broadcaster, streams: FrameStreams, metrics: Metrics,
+         logger: Logger) {
         self.defaults = defaults
+        self.crowd = crowd
         self.broadcaster = broadcaster
         self.streams = streams
         self.metrics = metrics
@@ -53,7 +56,9 @@ final class RoomCatchUp {
             room.catchUp(to: RoomSnapshot(seq: stored.seq, scene: stored.scene), events: frames,
                          dragonStatus: Self.label(after: missing, labels: room.labels))
             metrics.events += frames.count
-            for frame in frames { broadcaster.broadcast(frame.element, in: runtime) }
+            for (event, frame) in zip(missing, frames) {
+                crowd.publish(frame.element, in: runtime) { RoomEvent(json: event.json) }
+            }
             streams.refreshStreams(of: runtime)
             return nil
         }

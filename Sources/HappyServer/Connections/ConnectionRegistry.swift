@@ -19,6 +19,7 @@ final class ConnectionRegistry {
     private let access: AccessControl
     private let intake: MessageIntake
     private let broadcaster: Broadcaster
+    private let crowd: CrowdDelivery
     private let pointers: PointerService
     private let clusterBus: (any ClusterBus)?
     private let lifecycle: ServerLifecycle
@@ -29,7 +30,8 @@ final class ConnectionRegistry {
     private let releaseFreeMemory: () -> Void
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
-         broadcaster: Broadcaster, pointers: PointerService, clusterBus: (any ClusterBus)?, lifecycle: ServerLifecycle,
+         broadcaster: Broadcaster, crowd: CrowdDelivery, pointers: PointerService, clusterBus: (any ClusterBus)?,
+         lifecycle: ServerLifecycle,
          metrics: Metrics, logger: Logger, clock: ServiceClock, releaseFreeMemory: @escaping () -> Void = {}) {
         self.config = config
         rules = config.sceneRules
@@ -37,6 +39,7 @@ final class ConnectionRegistry {
         self.access = access
         self.intake = intake
         self.broadcaster = broadcaster
+        self.crowd = crowd
         self.pointers = pointers
         self.clusterBus = clusterBus
         self.lifecycle = lifecycle
@@ -161,10 +164,7 @@ final class ConnectionRegistry {
         // The others hear of the newcomer first; the newcomer starts reading
         // the room's broadcasts after that, with its welcome.
         clusterBus?.announce(joined: connection.participant, in: runtime.name)
-        if runtime.presenceCount + 1 <= config.limits.presenceBroadcastMax {
-            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
-                joined: connection.participant, headroom: OutboundFrame.headroom)), in: runtime)
-        }
+        crowd.joined(connection.participant, in: runtime, countAfter: runtime.presenceCount + 1)
         directory.seat(connection, in: runtime)
         broadcaster.joined(connection, runtime)
 
@@ -177,6 +177,8 @@ final class ConnectionRegistry {
             seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
             presence: [], presenceCount: runtime.presenceCount, serverTime: clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
+        welcome.delivery = runtime.crowd.mode
+        welcome.tickMs = config.crowd.tickMs
         welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
         welcome.encodedState = runtime.encodedStateObject(room.committed.scene)
         welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)
@@ -200,10 +202,7 @@ final class ConnectionRegistry {
         directory.unseat(connection, from: runtime)
         pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
-        if countBefore <= config.limits.presenceBroadcastMax {
-            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
-                left: connection.participant, headroom: OutboundFrame.headroom)), in: runtime)
-        }
+        crowd.left(connection.participant, in: runtime, countBefore: countBefore)
     }
 
     // MARK: keepalive and sweep

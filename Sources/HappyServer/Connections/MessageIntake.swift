@@ -7,17 +7,17 @@ import HappyLWS
 /// through the admission check to the commit coordinator).
 final class MessageIntake {
     private let admission: IntentAdmission
-    private let coordinator: CommitCoordinator
+    private let votes: VoteCounter
     private let broadcaster: Broadcaster
     private let pointers: PointerService
     private let metrics: Metrics
     private let logger: Logger
     private let clock: ServiceClock
 
-    init(admission: IntentAdmission, coordinator: CommitCoordinator, broadcaster: Broadcaster, pointers: PointerService,
+    init(admission: IntentAdmission, votes: VoteCounter, broadcaster: Broadcaster, pointers: PointerService,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
         self.admission = admission
-        self.coordinator = coordinator
+        self.votes = votes
         self.broadcaster = broadcaster
         self.pointers = pointers
         self.metrics = metrics
@@ -87,7 +87,8 @@ final class MessageIntake {
                 return answerRefusal(refusal, to: connection, now: now)
             }
             guard let runtime = connection.room else { return }
-            coordinator.submit(intent, in: runtime, sender: connection.participant, reply: .connection(connection))
+            votes.submit(intent, in: runtime, sender: connection.participant, reply: .connection(connection),
+                         voterKey: connection.participant.id)
         case .success(.ping(let id)):
             guard connection.intake.takeToken(now: now) else {
                 return answerRefusal(admission.rateLimited(id: nil), to: connection, now: now)

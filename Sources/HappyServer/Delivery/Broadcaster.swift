@@ -280,9 +280,34 @@ final class Broadcaster {
         }
         guard behind else { return nil }
         let frame = runtime.log.element(at: cursor)
+        if frame.tick != nil, cursor + 1 < runtime.log.end, runtime.log.element(at: cursor + 1).tick != nil {
+            return mergedTicks(of: connection, in: runtime, space: space)
+        }
         guard frame.frameLength <= space else { return nil }
         runtime.log.passed(cursor)
         connection.output.advanceCursor()
+        return frame
+    }
+
+    /// A client that has written none of the ticks waiting for it gets one
+    /// tick for all of them (PROTOCOL.md section 12: a pending tick is
+    /// extended, not duplicated), encoded for it alone.
+    private func mergedTicks(of connection: Connection, in runtime: RoomRuntime, space: Int) -> OutboundFrame? {
+        let first = connection.output.cursor
+        var summary = runtime.log.element(at: first).tick!.summary
+        var next = first + 1
+        while next < runtime.log.end, let later = runtime.log.element(at: next).tick {
+            summary.append(later.summary)
+            next += 1
+        }
+        let frame = OutboundFrame(encoded: ServerMessageEncoder.tick(summary, headroom: OutboundFrame.headroom),
+                                  seq: summary.seq, tick: TickBox(summary))
+        guard frame.frameLength <= space else { return nil }
+        for position in first..<next {
+            runtime.log.passed(position)
+            connection.output.advanceCursor()
+        }
+        metrics.ticksMerged += 1
         return frame
     }
 

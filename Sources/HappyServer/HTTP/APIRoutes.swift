@@ -6,7 +6,7 @@ final class APIRoutes {
     private let directory: RoomDirectory
     private let roomAccess: RoomAccess
     private let admission: IntentAdmission
-    private let coordinator: CommitCoordinator
+    private let votes: VoteCounter
     private let history: RoomHistory
     private let responder: HTTPResponder
     private let metrics: Metrics
@@ -15,13 +15,12 @@ final class APIRoutes {
     private var intentLimits: [String: HTTPRateLimit] = [:]
 
     init(config: HappyConfig, directory: RoomDirectory, roomAccess: RoomAccess, admission: IntentAdmission,
-         coordinator: CommitCoordinator, history: RoomHistory, responder: HTTPResponder, metrics: Metrics,
-         clock: ServiceClock) {
+         votes: VoteCounter, history: RoomHistory, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock) {
         self.config = config
         self.directory = directory
         self.roomAccess = roomAccess
         self.admission = admission
-        self.coordinator = coordinator
+        self.votes = votes
         self.history = history
         self.responder = responder
         self.metrics = metrics
@@ -140,7 +139,7 @@ final class APIRoutes {
                 if let refusal = admission.refusal(for: intent, role: role, takeToken: { takeIntentToken(address) }) {
                     return responder.respond(exchange, HTTPError(refusal))
                 }
-                coordinator.submit(intent, in: runtime, sender: sender, reply: .http(exchange))
+                votes.submit(intent, in: runtime, sender: sender, reply: .http(exchange), voterKey: "http \(address)")
             }
         }
     }

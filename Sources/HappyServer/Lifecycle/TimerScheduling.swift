@@ -7,6 +7,10 @@ enum ServerTimer: CaseIterable, Sendable {
     case streams
     /// The live pointers' batches.
     case pointers
+    /// Crowd rooms' ticks and presence batches.
+    case ticks
+    /// The end of a round of dragon votes.
+    case votes
 }
 
 /// How a component arms its timer. The timer does not call back into the

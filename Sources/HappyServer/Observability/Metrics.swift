@@ -9,6 +9,17 @@ final class Metrics {
     var intents: [String: Int] = [:]          // "action|result" → count
     var intentErrors: [String: Int] = [:]     // error code → count
     var events = 0
+    /// Ticks sent (one per room per tick, shared by its clients).
+    var ticks = 0
+    /// Presence batches sent in crowd rooms delivering each event.
+    var presenceBatches = 0
+    /// Rooms switched between each and tick delivery.
+    var deliverySwitches = 0
+    /// Ticks merged into one for a client that had written none of them yet.
+    var ticksMerged = 0
+    /// Dragon votes counted, and the rounds they were decided in.
+    var votes = 0
+    var voteRounds = 0
     var bytesOut = 0
     var messagesOut = 0
     var outboxDrops = 0
@@ -43,8 +54,8 @@ final class Metrics {
     var storeFailures = 0
     var commitConflicts = 0
 
-    func countIntent(action: String, result: String) {
-        intents["\(action)|\(result)", default: 0] += 1
+    func countIntent(action: String, result: String, times: Int = 1) {
+        intents["\(action)|\(result)", default: 0] += times
     }
 
     func countError(_ code: ErrorCode) {

@@ -15,23 +15,20 @@ final class ClusterLink: @unchecked Sendable {
     private let coordinator: CommitCoordinator
     private let catchUp: RoomCatchUp
     private let store: any StoreAccess
-    private let broadcaster: Broadcaster
-    private let presenceBroadcastMax: Int
+    private let crowd: CrowdDelivery
     private let logger: Logger
     /// Rooms to read again once no intent of theirs waits for the store.
     private var refreshesAfterCommit: Set<String> = []
 
     init(bus: (any ClusterBus)?, inbox: WakeInbox, directory: RoomDirectory, coordinator: CommitCoordinator,
-         catchUp: RoomCatchUp, store: any StoreAccess, broadcaster: Broadcaster, presenceBroadcastMax: Int,
-         logger: Logger) {
+         catchUp: RoomCatchUp, store: any StoreAccess, crowd: CrowdDelivery, logger: Logger) {
         self.bus = bus
         self.inbox = inbox
         self.directory = directory
         self.coordinator = coordinator
         self.catchUp = catchUp
         self.store = store
-        self.broadcaster = broadcaster
-        self.presenceBroadcastMax = presenceBroadcastMax
+        self.crowd = crowd
         self.logger = logger
     }
 
@@ -71,16 +68,10 @@ final class ClusterLink: @unchecked Sendable {
             directory[room]?.remoteMembersListed(list)
         case .joined(let room, let participant):
             guard let runtime = directory[room], runtime.remoteJoined(participant) else { return }
-            if runtime.presenceCount <= presenceBroadcastMax {
-                broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
-                    joined: participant, headroom: OutboundFrame.headroom)), in: runtime)
-            }
+            crowd.joined(participant, in: runtime, countAfter: runtime.presenceCount)
         case .left(let room, let participant):
             guard let runtime = directory[room], runtime.remoteLeft(participant) else { return }
-            if runtime.presenceCount + 1 <= presenceBroadcastMax {
-                broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(
-                    left: participant, headroom: OutboundFrame.headroom)), in: runtime)
-            }
+            crowd.left(participant, in: runtime, countBefore: runtime.presenceCount + 1)
         }
     }
 

@@ -54,7 +54,8 @@ final class RoomDirectory {
         // In a cluster, hear of the room's changes and presence from the
         // other nodes for as long as it is in memory; welcome nobody before that.
         let runtime = RoomRuntime(name: name, now: clock.fresh(), logBytes: config.limits.maxQueuedBytes,
-                                  awaitsRemotePresence: clusterBus != nil)
+                                  awaitsRemotePresence: clusterBus != nil,
+                                  delivery: config.crowd.mode == .tick ? .tick : .each)
         rooms[name] = runtime
         clusterBus?.watch(room: name)
         load(name)

@@ -32,13 +32,19 @@ final class RoomRuntime {
     var streams = RoomStreams()
     /// The members' live pointers (never events, never recorded). Owned by `PointerService`.
     var pointers = RoomPointers()
+    /// Delivery mode, load, and what waits for the next tick. Owned by `CrowdDelivery`.
+    var crowd: RoomCrowd
+    /// The dragon votes of the current round. Owned by `VoteCounter`.
+    var votes = RoomVotes()
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
-    init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false) {
+    /// `delivery`: how its events reach its clients to begin with.
+    init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false, delivery: DeliveryMode = .each) {
         self.name = name
         idleSince = now
         log = BroadcastLog(byteLimit: logBytes)
         awaitingRemotePresence = awaitsRemotePresence
+        crowd = RoomCrowd(mode: delivery)
     }
 
     var isLoading: Bool { room == nil && loadError == nil }

@@ -20,9 +20,11 @@ final class OutboundFrame {
     let seq: UInt64
 
     let isBinary: Bool
+    /// A tick's summary, kept to merge it with the next tick for a client that wrote neither yet.
+    let tick: TickBox?
 
     /// `encoded` must carry `OutboundFrame.headroom` bytes before the payload.
-    init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false) {
+    init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false, tick: TickBox? = nil) {
         precondition(encoded.count >= Self.headroom)
         count = encoded.count
         storage = .allocate(capacity: count)
@@ -30,6 +32,7 @@ final class OutboundFrame {
         payloadLength = count - Self.headroom
         self.seq = seq
         isBinary = binary
+        self.tick = tick
         headerLength = Self.writeHeader(into: storage, payloadLength: payloadLength, opcode: binary ? 0x82 : 0x81)
     }
 

@@ -1,0 +1,237 @@
+import HappyCore
+
+/// How a room's events, presence and acks reach its clients (PROTOCOL.md
+/// sections 3 and 12). In `each` delivery every event is broadcast on its
+/// own; in `tick` delivery the events of one `crowd.tickMs` go out as one
+/// `tick`, encoded once for the room, and each ack after the tick that
+/// carries its event. With `crowd.mode` `auto` a room switches to ticks
+/// while its load (events per second × clients) is above `tickAbove`, and
+/// back once it has stayed below half of that for 10 s. In a room of more
+/// than `presenceBatchAbove` clients joins and leaves go out in batches, at
+/// most one per tick. Owns each room's `crowd`; one timer ticks every room
+/// with something to send.
+final class CrowdDelivery {
+    /// Seconds the load must stay low before a room leaves tick mode.
+    static let quietSeconds = 10.0
+
+    private let settings: HappyConfig.CrowdSection
+    private let presenceBroadcastMax: Int
+    private let broadcaster: Broadcaster
+    private let responder: HTTPResponder
+    private let timers: any TimerScheduling
+    private let metrics: Metrics
+    private let logger: Logger
+    private let clock: ServiceClock
+    /// Rooms with something for the next tick, by identity.
+    private var dueRooms: [ObjectIdentifier: RoomRuntime] = [:]
+    /// Rooms in tick mode, watched for their load to fall.
+    private var tickingRooms: [ObjectIdentifier: RoomRuntime] = [:]
+    private var timerDue: Double?
+
+    init(settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int, broadcaster: Broadcaster,
+         responder: HTTPResponder, timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+        self.settings = settings
+        self.presenceBroadcastMax = presenceBroadcastMax
+        self.broadcaster = broadcaster
+        self.responder = responder
+        self.timers = timers
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
+
+    private var tickSeconds: Double { Double(settings.tickMs) / 1000 }
+
+    /// The delivery a new room starts with.
+    var initialMode: DeliveryMode { settings.mode == .tick ? .tick : .each }
+
+    // MARK: events and acks
+
+    /// A recorded event (here or on another node): broadcast now, or carried
+    /// by the next tick. `event` is read only for a tick (another node's
+    /// event is then decoded from its JSON).
+    func publish(_ frame: OutboundFrame, in runtime: RoomRuntime, event: () -> RoomEvent?) {
+        let now = clock.now()
+        runtime.crowd.recordEvent(now: now)
+        if runtime.crowd.mode == .each && shouldTick(runtime, now: now) { switchToTicks(runtime) }
+        guard runtime.crowd.mode == .tick, let event = event() else { return broadcaster.broadcast(frame, in: runtime) }
+        runtime.crowd.addToTick(event, room: runtime.name, after: event.seq - 1, state: event.state)
+        due(runtime)
+    }
+
+    /// Each voter's ack of a decided round (`seq` 0 for a tie), after the tick that carries its event.
+    func answerVoters(_ round: VoteRound, seq: UInt64, in runtime: RoomRuntime) {
+        for voter in round.voters {
+            answer(voter.reply, ack: ServerMessageEncoder.ack(id: voter.intentID, seq: seq, result: .counted,
+                                                              headroom: OutboundFrame.headroom), in: runtime)
+        }
+    }
+
+    /// An intent's answer: at once, or after the tick that carries its event.
+    func answer(_ reply: ReplyTarget, ack: [UInt8], in runtime: RoomRuntime) {
+        let frame = OutboundFrame(encoded: ack)
+        if runtime.crowd.mode == .tick, runtime.crowd.tick.map({ !$0.isEmpty }) ?? false {
+            return runtime.crowd.hold(RoomCrowd.HeldAck(frame: frame, reply: reply))
+        }
+        send(frame, to: reply)
+    }
+
+    private func send(_ ack: OutboundFrame, to reply: ReplyTarget) {
+        switch reply {
+        case .connection(let connection):
+            // After its event, or the tick that carried it (the last entry of the log).
+            broadcaster.send(ack, to: connection)
+        case .http(let exchange):
+            responder.respond(exchange, status: 200, json: ack.payload)
+        case .votes(let round):
+            // Acks of a round go one by one (`answerVoters`), each with its intent's id.
+            for voter in round.voters { send(ack, to: voter.reply) }
+        }
+    }
+
+    // MARK: presence
+
+    /// Someone joined the room (here, before it reads the room's broadcasts,
+    /// or on another node); `countAfter`: everyone in the room with it.
+    func joined(_ participant: Participant, in runtime: RoomRuntime, countAfter: Int) {
+        presenceChanged(in: runtime, count: countAfter, named: countAfter <= presenceBroadcastMax) { batch, named in
+            batch.join(participant, named: named)
+        } single: {
+            ServerMessageEncoder.presence(joined: participant, headroom: OutboundFrame.headroom)
+        }
+    }
+
+    /// Someone left; `countBefore`: everyone in the room before the leave.
+    func left(_ participant: Participant, in runtime: RoomRuntime, countBefore: Int) {
+        presenceChanged(in: runtime, count: countBefore - 1, named: countBefore <= presenceBroadcastMax) { batch, named in
+            batch.leave(participant, named: named)
+        } single: {
+            ServerMessageEncoder.presence(left: participant, headroom: OutboundFrame.headroom)
+        }
+    }
+
+    /// One message per join or leave in a small room (not past `presenceBroadcastMax`);
+    /// batched in a crowd and in tick mode. `count`: everyone in the room after it.
+    private func presenceChanged(in runtime: RoomRuntime, count: Int, named: Bool,
+                                 _ change: (inout PresenceBatch, Bool) -> Void, single: () -> [UInt8]) {
+        let batched = runtime.crowd.mode == .tick || count > settings.presenceBatchAbove
+        guard batched else {
+            if named { broadcaster.broadcast(OutboundFrame(encoded: single()), in: runtime) }
+            return
+        }
+        if runtime.crowd.mode == .tick, let room = runtime.room {
+            runtime.crowd.openTick(room: runtime.name, after: room.committed.seq, state: room.committed.scene)
+        }
+        runtime.crowd.addPresence({ change(&$0, named) }, count: count)
+        due(runtime)
+    }
+
+    // MARK: the tick
+
+    private func due(_ runtime: RoomRuntime) {
+        dueRooms[ObjectIdentifier(runtime)] = runtime
+        schedule(at: max(clock.now(), runtime.crowd.lastSentAt + tickSeconds))
+    }
+
+    private func schedule(at time: Double) {
+        if let timerDue, timerDue <= time { return }
+        timerDue = time
+        timers.schedule(.ticks, afterSeconds: max(0, time - clock.fresh()))
+    }
+
+    /// The tick timer: sends what is due in each room (never sooner than a tick after the last).
+    func tick() {
+        timerDue = nil
+        let now = clock.fresh()
+        var earliest = Double.infinity
+        for (key, runtime) in dueRooms {
+            let due = runtime.crowd.lastSentAt + tickSeconds
+            guard due <= now + 0.001 else {
+                earliest = min(earliest, due)
+                continue
+            }
+            dueRooms.removeValue(forKey: key)
+            send(runtime.crowd.takePending(now: now), in: runtime)
+        }
+        for runtime in tickingRooms.values where runtime.crowd.mode == .tick {
+            leaveTicksIfQuiet(runtime, now: now)
+        }
+        if !tickingRooms.isEmpty { earliest = min(earliest, now + 1) }
+        if earliest.isFinite { schedule(at: earliest) }
+    }
+
+    private func send(_ pending: (tick: TickSummary?, presence: PresenceBatch?, acks: [RoomCrowd.HeldAck]),
+                      in runtime: RoomRuntime) {
+        if var tick = pending.tick {
+            tick.time = clock.wallMilliseconds()
+            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.tick(tick, headroom: OutboundFrame.headroom),
+                                                seq: tick.seq, tick: TickBox(tick)), in: runtime)
+            metrics.ticks += 1
+        }
+        if let batch = pending.presence {
+            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.presence(batch: batch,
+                                                                                        headroom: OutboundFrame.headroom)),
+                                  in: runtime)
+            metrics.presenceBatches += 1
+        }
+        for ack in pending.acks { send(ack.frame, to: ack.reply) }
+    }
+
+    // MARK: switching
+
+    /// The room's load over the last second, in deliveries per second.
+    private func load(_ runtime: RoomRuntime, now: Double) -> Int {
+        runtime.crowd.eventsPerSecond(now: now) * max(1, runtime.members.count)
+    }
+
+    private func shouldTick(_ runtime: RoomRuntime, now: Double) -> Bool {
+        settings.mode == .auto && load(runtime, now: now) > settings.tickAbove
+    }
+
+    private func switchToTicks(_ runtime: RoomRuntime) {
+        // Joins and leaves waiting for their batch go first, in the old mode.
+        send(runtime.crowd.takePending(now: clock.now()), in: runtime)
+        runtime.crowd.switchMode(to: .tick)
+        tickingRooms[ObjectIdentifier(runtime)] = runtime
+        announce(.tick, in: runtime)
+        metrics.deliverySwitches += 1
+        logger.info("room switched to tick delivery", ["room": runtime.name, "clients": "\(runtime.members.count)"])
+        schedule(at: clock.now() + 1)
+    }
+
+    private func leaveTicksIfQuiet(_ runtime: RoomRuntime, now: Double) {
+        guard settings.mode == .auto else { return }
+        let quiet = load(runtime, now: now) < settings.tickAbove / 2
+        guard let since = runtime.crowd.noteQuiet(quiet, now: now), now - since >= Self.quietSeconds else { return }
+        // The last tick goes out before the room says it delivers each event again.
+        send(runtime.crowd.takePending(now: now), in: runtime)
+        dueRooms.removeValue(forKey: ObjectIdentifier(runtime))
+        runtime.crowd.switchMode(to: .each)
+        tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
+        announce(.each, in: runtime)
+        metrics.deliverySwitches += 1
+        logger.info("room switched to each delivery", ["room": runtime.name, "clients": "\(runtime.members.count)"])
+    }
+
+    private func announce(_ mode: DeliveryMode, in runtime: RoomRuntime) {
+        broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.delivery(mode, tickMs: settings.tickMs,
+                                                                                   headroom: OutboundFrame.headroom)),
+                              in: runtime)
+    }
+
+    /// A room left memory: it is no longer ticked.
+    func forget(_ runtime: RoomRuntime) {
+        dueRooms.removeValue(forKey: ObjectIdentifier(runtime))
+        tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
+    }
+}
+
+/// A tick's summary kept with its frame, so that a client that has not
+/// written a tick when the next one comes gets one tick for both.
+final class TickBox {
+    let summary: TickSummary
+
+    init(_ summary: TickSummary) {
+        self.summary = summary
+    }
+}

@@ -1,0 +1,118 @@
+import HappyCore
+
+/// How a room reaches its clients (PROTOCOL.md section 12): its delivery
+/// mode and the load that decides it, and what waits for the next tick:
+/// events, joins and leaves, and the acks that must follow them. Owned by
+/// `CrowdDelivery`.
+struct RoomCrowd {
+    /// An ack held until the tick that carries its event has gone out.
+    struct HeldAck {
+        let frame: OutboundFrame
+        let reply: ReplyTarget
+    }
+
+    private(set) var mode: DeliveryMode
+    private(set) var load = LoadMeter()
+    /// Since when the load has stayed below half of `tickAbove` (in tick mode).
+    private(set) var quietSince: Double?
+    /// The events and presence of the tick to come (tick mode).
+    private(set) var tick: TickSummary?
+    /// Joins and leaves not yet sent (a crowd room in each mode).
+    private(set) var presence: PresenceBatch?
+    private(set) var heldAcks: [HeldAck] = []
+    /// When the last tick or presence batch went out (monotonic seconds).
+    private(set) var lastSentAt = -Double.infinity
+
+    init(mode: DeliveryMode) {
+        self.mode = mode
+    }
+
+    var hasPending: Bool { tick.map { !$0.isEmpty } ?? false || presence.map { !$0.isEmpty } ?? false }
+
+    mutating func switchMode(to mode: DeliveryMode) {
+        self.mode = mode
+        quietSince = nil
+    }
+
+    mutating func recordEvent(now: Double) {
+        load.record(now: now)
+    }
+
+    /// Events recorded in the second before `now`.
+    mutating func eventsPerSecond(now: Double) -> Int {
+        load.eventsPerSecond(now: now)
+    }
+
+    /// Notes whether the load is below the line to leave tick mode; returns since when it has been.
+    mutating func noteQuiet(_ isQuiet: Bool, now: Double) -> Double? {
+        if !isQuiet { quietSince = nil } else if quietSince == nil { quietSince = now }
+        return quietSince
+    }
+
+    /// Adds a recorded event to the tick to come (a new tick starts after `previous`).
+    mutating func addToTick(_ event: RoomEvent, room: String, after previous: UInt64, state: Scene) {
+        if tick == nil { tick = TickSummary(room: room, after: previous, state: state) }
+        tick!.add(event)
+    }
+
+    /// Adds a join or leave to the tick to come (tick mode: open one first) or to the next batch.
+    mutating func addPresence(_ change: (inout PresenceBatch) -> Void, count: Int) {
+        if mode == .tick, tick != nil {
+            if tick!.presence == nil { tick!.presence = PresenceBatch(count: count) }
+            change(&tick!.presence!)
+            tick!.presence!.count = count
+        } else {
+            if presence == nil { presence = PresenceBatch(count: count) }
+            change(&presence!)
+            presence!.count = count
+        }
+    }
+
+    /// Starts the tick to come when there is none (so that presence can ride in it).
+    mutating func openTick(room: String, after seq: UInt64, state: Scene) {
+        if tick == nil { tick = TickSummary(room: room, after: seq, state: state) }
+    }
+
+    mutating func hold(_ ack: HeldAck) {
+        heldAcks.append(ack)
+    }
+
+    /// Takes what waits to go out at `now`: the tick, the presence batch, and the acks after them.
+    mutating func takePending(now: Double) -> (tick: TickSummary?, presence: PresenceBatch?, acks: [HeldAck]) {
+        defer {
+            tick = nil
+            presence = nil
+            heldAcks.removeAll()
+            lastSentAt = now
+        }
+        let sentTick = tick.flatMap { $0.isEmpty ? nil : $0 }
+        let sentPresence = presence.flatMap { $0.isEmpty ? nil : $0 }
+        return (sentTick, sentPresence, heldAcks)
+    }
+}
+
+/// Events a room recorded over the last second, in tenths of a second.
+struct LoadMeter {
+    private var buckets = [Int](repeating: 0, count: 10)
+    /// The tenth of a second the newest bucket counts.
+    private var newest = 0
+
+    mutating func record(now: Double) {
+        advance(to: now)
+        buckets[newest % buckets.count] += 1
+    }
+
+    /// Events recorded in the second before `now`.
+    mutating func eventsPerSecond(now: Double) -> Int {
+        advance(to: now)
+        return buckets.reduce(0, +)
+    }
+
+    private mutating func advance(to now: Double) {
+        let tenth = Int((now * 10).rounded(.down))
+        guard tenth > newest else { return }
+        let steps = min(buckets.count, tenth - newest)
+        for step in 1...steps { buckets[(newest + step) % buckets.count] = 0 }
+        newest = tenth
+    }
+}

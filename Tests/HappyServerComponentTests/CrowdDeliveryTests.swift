@@ -1,0 +1,260 @@
+import HappyCore
+@testable import HappyServer
+import XCTest
+
+/// Crowd rooms in-process (PROTOCOL.md section 12): ticks, the switch
+/// between delivery modes, presence batches and votes, on the manual clock.
+final class CrowdDeliveryTests: XCTestCase {
+    private func server(_ change: (inout HappyConfig.CrowdSection) -> Void = { _ in },
+                        limits: (inout HappyConfig.LimitsSection) -> Void = { _ in }) -> TestServer {
+        TestServer(config: TestServer.config {
+            change(&$0.crowd)
+            limits(&$0.limits)
+        })
+    }
+
+    /// Moves the clock on by one tick and ends the loop turn (the tick timer fires).
+    private func nextTick(_ test: TestServer, ms: Int = 50) {
+        test.advance(by: Double(ms) / 1000 + 0.001)
+        test.turn()
+    }
+
+    private func types(_ messages: [JSONValue]) -> [String] { messages.map { $0["type"]?.stringValue ?? "?" } }
+
+    // MARK: ticks
+
+    func testATickRoomSaysSoInTheWelcomeAndSendsOneTickForItsEvents() {
+        let test = server { $0.mode = .tick }
+        let alice = test.connect(name: "alice")
+        let welcome = test.messages(of: alice).first
+        XCTAssertEqual(welcome?["delivery"]?.stringValue, "tick")
+        XCTAssertEqual(welcome?["tickMs"]?.intValue, 50)
+        let bob = test.joined(name: "bob")
+        _ = test.messages(of: alice)
+        test.sendIntent(alice, "face.setHappiness", id: "a1", #""value":60"#)
+        test.sendIntent(bob, "dragon.forward", id: "b1")
+        test.sendIntent(alice, "face.setHappiness", id: "a2", #""value":70"#)
+        XCTAssertEqual(types(test.messages(of: bob)), [], "nothing before the tick")
+
+        nextTick(test)
+        let toBob = test.messages(of: bob)
+        XCTAssertEqual(types(toBob), ["tick", "ack"], "the sender's ack after the tick that carries its event")
+        let tick = toBob[0]
+        XCTAssertEqual(tick["from"]?.intValue, 1)
+        XCTAssertEqual(tick["seq"]?.intValue, 3)
+        XCTAssertEqual(tick["names"]?["faceView:didChangeHappiness:"]?.intValue, 2)
+        XCTAssertEqual(tick["names"]?["forwardButtonClicked:"]?.intValue, 1)
+        XCTAssertEqual(tick["senders"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["alice", "bob"])
+        XCTAssertEqual(tick["senderCount"]?.intValue, 2)
+        XCTAssertEqual(tick["state"]?["face"]?["happiness"]?.intValue, 70)
+        let toAlice = test.messages(of: alice)
+        XCTAssertEqual(types(toAlice), ["tick", "ack", "ack"], "the sender gets the same tick as everyone")
+        XCTAssertEqual(toAlice[0], tick)
+        XCTAssertEqual(test.metrics.ticks, 1)
+    }
+
+    func testTicksFollowEachOtherWithoutGapsAndOnlyWhenSomethingHappened() {
+        let test = server { $0.mode = .tick }
+        let client = test.joined()
+        var ranges: [(Int, Int)] = []
+        for round in 0..<3 {
+            for step in 0...round { test.sendIntent(client, "face.nudgeHappiness", #""delta":\#(step + 1)"#) }
+            nextTick(test)
+            for tick in test.messages(of: client).ofType("tick") {
+                ranges.append((tick["from"]?.intValue ?? -1, tick["seq"]?.intValue ?? -1))
+            }
+        }
+        XCTAssertEqual(ranges.map(\.0), [1, 2, 4])
+        XCTAssertEqual(ranges.map(\.1), [1, 3, 6])
+        nextTick(test)
+        nextTick(test)
+        XCTAssertEqual(test.messages(of: client), [], "a quiet room sends no tick")
+    }
+
+    func testATicksChangesAreNetAndLeaveOutWhatEndedWhereItStarted() {
+        let test = server { $0.mode = .tick }
+        let client = test.joined()
+        test.sendIntent(client, "face.setHappiness", #""value":60"#)
+        test.sendIntent(client, "face.setHappiness", #""value":50"#)
+        test.sendIntent(client, "dragon.forward")
+        test.sendIntent(client, "dragon.forward")
+        nextTick(test)
+        let changes = test.messages(of: client).ofType("tick").first?["changes"]?.arrayValue ?? []
+        XCTAssertEqual(changes.compactMap { $0["path"]?.stringValue }, ["dragon.x"])
+        XCTAssertEqual(changes.first?["from"]?.doubleValue, 10)
+        XCTAssertEqual(changes.first?["to"]?.doubleValue, 30)
+    }
+
+    func testAClientThatWroteNoTickYetGetsOneTickForAll() {
+        let test = server { $0.mode = .tick }
+        let slow = test.joined(name: "slow"), writer = test.joined(name: "writer")
+        for round in 0..<3 {
+            test.sendIntent(writer, "face.nudgeHappiness", #""delta":\#(round + 1)"#)
+            nextTick(test)
+            _ = test.messages(of: writer)
+        }
+        let ticks = test.messages(of: slow).ofType("tick")
+        XCTAssertEqual(ticks.count, 1, "one pending tick, extended: \(ticks)")
+        XCTAssertEqual(ticks.first?["from"]?.intValue, 1)
+        XCTAssertEqual(ticks.first?["seq"]?.intValue, 3)
+        XCTAssertEqual(ticks.first?["names"]?["faceView:didChangeHappiness:"]?.intValue, 3)
+        XCTAssertGreaterThanOrEqual(test.metrics.ticksMerged, 1)
+    }
+
+    func testAnHTTPIntentInATickRoomIsAnsweredAfterTheTick() {
+        let test = server { $0.mode = .tick }
+        _ = test.joined()
+        let post = test.begin("POST", "/api/intent", body: Array(#"{"id":"h1","action":"dragon.forward"}"#.utf8))
+        test.pump(post)
+        XCTAssertNil(post.status)
+        nextTick(test)
+        test.pump(post)
+        XCTAssertEqual(post.status, 200)
+        XCTAssertEqual(post.json?["seq"]?.intValue, 1)
+    }
+
+    // MARK: switching
+
+    func testAutoSwitchesToTicksUnderLoadAndBackAfterTenQuietSeconds() {
+        let test = server { $0.tickAbove = 10 }
+        let (a, b, c) = (test.joined(name: "a"), test.joined(name: "b"), test.joined(name: "c"))
+        _ = [a, b].map { test.messages(of: $0) }
+        for value in 51...54 { test.sendIntent(a, "face.setHappiness", #""value":\#(value)"#) }
+        let toC = test.messages(of: c)
+        // 4 events × 3 clients = 12 > 10: the fourth event already rides in a tick.
+        XCTAssertEqual(types(toC), ["event", "event", "event", "delivery"])
+        XCTAssertEqual(toC.last?["mode"]?.stringValue, "tick")
+        XCTAssertEqual(toC.last?["tickMs"]?.intValue, 50)
+        nextTick(test)
+        XCTAssertEqual(test.messages(of: c).ofType("tick").first?["from"]?.intValue, 4)
+        XCTAssertEqual(test.metrics.deliverySwitches, 1)
+
+        for _ in 0..<9 { test.advance(by: 1); test.turn() }
+        XCTAssertEqual(test.messages(of: c), [], "not quiet for 10 s yet")
+        test.sendIntent(b, "face.setHappiness", #""value":40"#)
+        for _ in 0..<12 { test.advance(by: 1); test.turn() }
+        XCTAssertEqual(types(test.messages(of: c)), ["tick", "delivery"], "the last tick, then the switch")
+        test.sendIntent(b, "face.setHappiness", #""value":41"#)
+        XCTAssertEqual(types(test.messages(of: c)), ["event"])
+        XCTAssertEqual(test.metrics.deliverySwitches, 2)
+    }
+
+    func testFixedEachNeverTicks() {
+        let test = server { $0.mode = .each; $0.tickAbove = 1 }
+        let (a, b) = (test.joined(name: "a"), test.joined(name: "b"))
+        for value in 51...60 { test.sendIntent(a, "face.setHappiness", #""value":\#(value)"#) }
+        nextTick(test)
+        XCTAssertEqual(Set(types(test.messages(of: b))), ["event"])
+    }
+
+    // MARK: presence
+
+    func testACrowdsJoinsAndLeavesGoInOneBatchPerTick() {
+        let test = server({ $0.presenceBatchAbove = 2 }, limits: { $0.presenceBroadcastMax = 3 })
+        let first = test.joined(name: "first")
+        _ = test.joined(name: "second")
+        XCTAssertEqual(types(test.messages(of: first)), ["presence"], "two clients: one message per join")
+        let late = (1...3).map { test.joined(name: "late\($0)") }
+        test.close(late[0])
+        XCTAssertEqual(test.messages(of: first), [], "batched until the tick")
+        nextTick(test)
+        let batches = test.messages(of: first)
+        XCTAssertEqual(types(batches), ["presence"])
+        let batch = batches.first
+        XCTAssertEqual(batch?["count"]?.intValue, 4)
+        XCTAssertEqual(batch?["joinedCount"]?.intValue, 3)
+        XCTAssertEqual(batch?["leftCount"]?.intValue, 1)
+        XCTAssertEqual(batch?["joined"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["late1"],
+                       "named only up to presenceBroadcastMax clients")
+        XCTAssertEqual(test.metrics.presenceBatches, 1)
+    }
+
+    func testPresenceRidesInTheTickInTickMode() {
+        let test = server { $0.mode = .tick }
+        let watcher = test.joined(name: "watcher")
+        _ = test.joined(name: "newcomer")
+        XCTAssertEqual(test.messages(of: watcher), [])
+        nextTick(test)
+        let tick = test.messages(of: watcher).first
+        XCTAssertEqual(tick?["type"]?.stringValue, "tick")
+        XCTAssertEqual(tick?["from"]?.intValue, 1, "no event: from is seq + 1")
+        XCTAssertEqual(tick?["seq"]?.intValue, 0)
+        XCTAssertEqual(tick?["presence"]?["joined"]?.arrayValue?.compactMap { $0["name"]?.stringValue },
+                       ["watcher", "newcomer"], "both joined since the last tick")
+        XCTAssertEqual(tick?["presence"]?["count"]?.intValue, 2)
+    }
+
+    // MARK: votes
+
+    func testTheMajorityOfATicksVotesMovesTheDragonOnce() {
+        let test = server { $0.dragon = .vote }
+        let voters = (1...5).map { test.joined(name: "v\($0)") }
+        for (index, voter) in voters.enumerated() {
+            test.sendIntent(voter, index < 3 ? "dragon.forward" : "dragon.back", id: "vote\(index)")
+        }
+        XCTAssertEqual(test.server.directory["lobby"]?.room?.committed.seq, 0, "counted, not applied")
+        nextTick(test)
+        let messages = test.messages(of: voters[0]).filter { $0["type"]?.stringValue != "presence" }
+        XCTAssertEqual(types(messages), ["event", "ack"])
+        let event = messages[0]
+        XCTAssertEqual(event["name"]?.stringValue, "forwardButtonClicked:")
+        XCTAssertEqual(event["sender"], .null)
+        XCTAssertEqual(event["votes"]?["forward"]?.intValue, 3)
+        XCTAssertEqual(event["votes"]?["back"]?.intValue, 2)
+        XCTAssertEqual(messages[1]["result"]?.stringValue, "counted")
+        XCTAssertEqual(messages[1]["seq"]?.intValue, 1)
+        XCTAssertEqual(messages[1]["id"]?.stringValue, "vote0")
+        XCTAssertEqual(test.messages(of: voters[4]).ofType("ack").first?["id"]?.stringValue, "vote4")
+        XCTAssertEqual(test.metrics.voteRounds, 1)
+    }
+
+    func testATieMovesNothingAndEachVoterIsAnsweredWithSeqZero() {
+        let test = server { $0.dragon = .vote }
+        let (a, b) = (test.joined(name: "a"), test.joined(name: "b"))
+        _ = test.messages(of: a)
+        test.sendIntent(a, "dragon.forward", id: "f")
+        test.sendIntent(b, "dragon.back", id: "b")
+        nextTick(test)
+        let toA = test.messages(of: a)
+        XCTAssertEqual(types(toA), ["ack"])
+        XCTAssertEqual(toA.first?["seq"]?.intValue, 0)
+        XCTAssertEqual(toA.first?["result"]?.stringValue, "counted")
+        XCTAssertEqual(test.server.directory["lobby"]?.room?.committed.seq, 0)
+    }
+
+    func testAClientCountsOncePerTickItsLatestVote() {
+        let test = server { $0.dragon = .vote }
+        let (a, b) = (test.joined(name: "a"), test.joined(name: "b"))
+        test.sendIntent(a, "dragon.forward", id: "1")
+        test.sendIntent(a, "dragon.forward", id: "2")
+        test.sendIntent(a, "dragon.back", id: "3")
+        test.sendIntent(b, "dragon.back", id: "4")
+        nextTick(test)
+        let event = test.messages(of: b).ofType("event").first
+        XCTAssertEqual(event?["name"]?.stringValue, "backButtonClicked:")
+        XCTAssertEqual(event?["votes"]?["forward"]?.intValue, 0)
+        XCTAssertEqual(event?["votes"]?["back"]?.intValue, 2)
+        XCTAssertEqual(test.messages(of: a).ofType("ack").compactMap { $0["id"]?.stringValue }, ["1", "2", "3"],
+                       "every vote is answered")
+    }
+
+    func testVotesInATickRoomRideInTheTickAndAreAckedAfterIt() {
+        let test = server { $0.dragon = .vote; $0.mode = .tick }
+        let voters = (1...3).map { test.joined(name: "v\($0)") }
+        for voter in voters { test.sendIntent(voter, "dragon.forward", id: voter.id) }
+        nextTick(test)  // the round ends: the event is recorded (it rides in the next tick)
+        nextTick(test)
+        let messages = test.messages(of: voters[0])
+        let tick = messages.ofType("tick").last
+        XCTAssertEqual(tick?["votes"]?["forward"]?.intValue, 3)
+        XCTAssertEqual(tick?["senderCount"]?.intValue, 3, "the voters are the tick's senders")
+        XCTAssertEqual(types(messages).suffix(2), ["tick", "ack"])
+    }
+
+    func testOtherIntentsAreNotVotes() {
+        let test = server { $0.dragon = .vote }
+        let client = test.joined()
+        test.sendIntent(client, "face.setHappiness", id: "h", #""value":90"#)
+        XCTAssertEqual(types(test.messages(of: client)), ["event", "ack"], "applied at once")
+    }
+}
