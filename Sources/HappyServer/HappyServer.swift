@@ -85,8 +85,8 @@ public final class HappyServer: @unchecked Sendable {
         let rules = config.sceneRules
 
         self.store = storeAccess ?? (store.isSynchronous ? InlineStore(store) : StoreWorker(store: store, inbox: inbox))
-        broadcaster = Broadcaster(metrics: metrics, clock: clock, logger: logger,
-                                  presenceBroadcastMax: limits.presenceBroadcastMax)
+        let presenceListing = PresenceListing(config: config)
+        broadcaster = Broadcaster(metrics: metrics, clock: clock, logger: logger, presenceListing: presenceListing)
         access = AccessControl(auth: config.auth, verifier: tokenVerifier, clock: clock)
         admission = IntentAdmission(access: access, lifecycle: lifecycle, metrics: metrics, limits: limits)
         let roomAccess = RoomAccess(access: access, defaultRoom: config.defaultRoom)

@@ -169,6 +169,18 @@ final class CrowdDeliveryTests: XCTestCase {
         XCTAssertEqual(test.metrics.presenceBatches, 1)
     }
 
+    func testACrowdsWelcomeNamesNoMoreThanItsBatchesDo() {
+        let test = server({ $0.presenceBatchAbove = 60 }, limits: { $0.presenceBroadcastMax = 1000 })
+        for index in 1...70 { _ = test.joined(name: "p\(index)") }
+        let late = test.connect(name: "late")
+        let welcome = test.messages(of: late).first
+        XCTAssertEqual(welcome?["presenceCount"]?.intValue, 71)
+        XCTAssertEqual(welcome?["presence"]?.arrayValue?.count, 60, "a crowd of 71: the batch size, not 1000")
+        let small = server { $0.presenceBatchAbove = 60 }
+        for index in 1...5 { _ = small.joined(name: "p\(index)") }
+        XCTAssertEqual(small.messages(of: small.connect(name: "x")).first?["presence"]?.arrayValue?.count, 6)
+    }
+
     func testPresenceRidesInTheTickInTickMode() {
         let test = server { $0.mode = .tick }
         let watcher = test.joined(name: "watcher")

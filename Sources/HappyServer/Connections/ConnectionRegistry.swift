@@ -12,6 +12,7 @@ final class ConnectionRegistry {
 
     private let config: HappyConfig
     private let rules: SceneRules
+    private let presenceListing: PresenceListing
     /// The welcome's geometry and limits, encoded once.
     private lazy var welcomeConstants = ServerMessageEncoder.welcomeConstants(geometry: rules.geometry,
                                                                               limits: config.welcomeLimits)
@@ -35,6 +36,7 @@ final class ConnectionRegistry {
          metrics: Metrics, logger: Logger, clock: ServiceClock, releaseFreeMemory: @escaping () -> Void = {}) {
         self.config = config
         rules = config.sceneRules
+        presenceListing = PresenceListing(config: config)
         self.directory = directory
         self.access = access
         self.intake = intake
@@ -179,7 +181,7 @@ final class ConnectionRegistry {
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.delivery = runtime.crowd.mode
         welcome.tickMs = config.crowd.tickMs
-        welcome.encodedPresence = runtime.encodedPresenceList(limit: config.limits.presenceBroadcastMax)
+        welcome.encodedPresence = runtime.encodedPresenceList(limit: presenceListing.limit(count: runtime.presenceCount))
         welcome.encodedState = runtime.encodedStateObject(room.committed.scene)
         welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)
         welcome.encodedConstants = welcomeConstants

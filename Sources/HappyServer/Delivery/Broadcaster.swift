@@ -20,15 +20,15 @@ final class Broadcaster {
     private let metrics: Metrics
     private let clock: ServiceClock
     private let logger: Logger
-    private let presenceBroadcastMax: Int
+    private let presenceListing: PresenceListing
     /// One write's worth of coalesced frames.
     private let scratch = WriteScratch(capacity: writeBatchBytes)
 
-    init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceBroadcastMax: Int) {
+    init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceListing: PresenceListing) {
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
-        self.presenceBroadcastMax = presenceBroadcastMax
+        self.presenceListing = presenceListing
     }
 
     // MARK: writing at the end of a loop turn
@@ -314,7 +314,7 @@ final class Broadcaster {
     /// A resync from the latest recorded state, presence included.
     private func resyncFrame(_ connection: Connection) -> OutboundFrame? {
         guard let runtime = connection.room, let room = runtime.room else { return nil }
-        let presence = runtime.presenceList(limit: presenceBroadcastMax)
+        let presence = runtime.presenceList(limit: presenceListing.limit(count: runtime.presenceCount))
         return OutboundFrame(encoded: ServerMessageEncoder.resync(
             seq: room.committed.seq, state: room.committed.scene, presence: presence,
             presenceCount: runtime.presenceCount, epoch: room.epoch, headroom: OutboundFrame.headroom))

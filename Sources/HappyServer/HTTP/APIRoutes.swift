@@ -40,13 +40,14 @@ final class APIRoutes {
         case .success(let access): name = access.room
         }
         if exchange.query["seq"] != nil { return pastState(exchange, room: name) }
-        let presenceMax = config.limits.presenceBroadcastMax
+        let listing = PresenceListing(config: config)
         directory.touchedRuntime(for: name).whenReady { [responder] runtime in
             guard !exchange.isClosed else { return }
             guard let room = runtime.room else { return responder.respond(exchange, .unloaded(runtime)) }
             let body = ServerMessageEncoder.roomState(
                 room: name, epoch: room.epoch, seq: room.committed.seq, state: room.committed.scene,
-                presence: runtime.presenceList(limit: presenceMax), presenceCount: runtime.presenceCount)
+                presence: runtime.presenceList(limit: listing.limit(count: runtime.presenceCount)),
+                presenceCount: runtime.presenceCount)
             responder.respond(exchange, status: 200, json: body)
         }
     }
