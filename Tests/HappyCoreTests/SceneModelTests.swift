@@ -140,6 +140,7 @@ final class SceneModelTests: XCTestCase {
             "heartView:didChangeStyle:", "forwardButtonClicked:", "backButtonClicked:",
             "dragonView:didChangeHidden:", "room:didReset:",
         ])
-        XCTAssertEqual(AckResult.allCases.map(\.rawValue), ["applied", "clamped", "unchanged", "blocked"])
+        XCTAssertEqual(AckResult.allCases.map(\.rawValue), ["applied", "clamped", "unchanged", "blocked", "counted"],
+                       "counted: a dragon vote (section 12)")
     }
 }
