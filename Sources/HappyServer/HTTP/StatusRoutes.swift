@@ -55,7 +55,9 @@ final class StatusRoutes {
     func gauges() -> MetricsGauges {
         MetricsGauges(connections: registry.connections.count, rooms: directory.rooms.count,
                       occupiedRooms: directory.occupiedCount, storeHealthy: coordinator.storeHealthy,
-                      frameStreams: streams.open.count, uptimeSeconds: clock.fresh() - startedAt,
+                      frameStreams: streams.open.count,
+                      tickingRooms: directory.rooms.values.filter { $0.crowd.mode == .tick }.count,
+                      uptimeSeconds: clock.fresh() - startedAt,
                       process: ProcessStats.read())
     }
 }

@@ -8,6 +8,7 @@ struct MetricsGauges {
     var occupiedRooms = 0
     var storeHealthy = true
     var frameStreams = 0
+    var tickingRooms = 0
     var uptimeSeconds = 0.0
     var process = ProcessStats()
 }
@@ -91,6 +92,17 @@ enum MetricsRenderer {
                metrics.pointerBytesOut)
         single("happy_pointer_skips_total", "counter", "pointers messages skipped for clients with a long queue.",
                metrics.pointerSkips)
+        single("happy_ticks_total", "counter", "Ticks sent (one per crowd room per tick, shared by its clients).",
+               metrics.ticks)
+        single("happy_ticks_merged_total", "counter", "Ticks merged into one for a client that had written none of them.",
+               metrics.ticksMerged)
+        single("happy_presence_batches_total", "counter", "Presence batches sent in crowd rooms delivering each event.",
+               metrics.presenceBatches)
+        single("happy_delivery_switches_total", "counter", "Rooms switched between each and tick delivery.",
+               metrics.deliverySwitches)
+        single("happy_rooms_ticking", "gauge", "Rooms delivering ticks.", gauges.tickingRooms)
+        single("happy_votes_total", "counter", "Dragon votes counted.", metrics.votes)
+        single("happy_vote_rounds_total", "counter", "Rounds of dragon votes decided.", metrics.voteRounds)
         let process = gauges.process
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)
