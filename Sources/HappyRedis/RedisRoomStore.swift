@@ -152,6 +152,12 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         scriptSHA = sha
     }
 
+    /// Forgets a room's state and events. Nodes that hold it find out at
+    /// their next commit (a conflict with no room: a new epoch).
+    public func deleteRoom(named name: String) throws(StoreError) {
+        _ = try connection.command(["DEL", Self.roomKey(name), Self.eventsKey(name)])
+    }
+
     /// Loads a room, creating it first when Redis has none: nodes opening a
     /// new room at the same moment then agree on one epoch.
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {

@@ -40,6 +40,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let insertEvent: SQLiteStatement
     private let reuseEvent: SQLiteStatement
     private let deleteEvents: SQLiteStatement
+    private let deleteRoom: SQLiteStatement
     private let deleteOldEvents: SQLiteStatement
     let historyReader: SQLiteHistoryReader
     private var closed = false
@@ -99,6 +100,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             reuseEvent = try database.prepare(
                 "UPDATE events SET seq = ?3, status = ?4, json = ?5 WHERE room = ?1 AND seq = ?2")
             deleteEvents = try database.prepare("DELETE FROM events WHERE room = ?1")
+            deleteRoom = try database.prepare("DELETE FROM rooms WHERE name = ?1")
             deleteOldEvents = try database.prepare("""
                 DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE room = ?1 AND seq < ?2 ORDER BY seq LIMIT ?3)
                 """)
@@ -157,6 +159,19 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             throw StoreError(.io, "writing to \(path): \(error)")
         }
         return []
+    }
+
+    public func deleteRoom(named name: String) throws(StoreError) {
+        do {
+            try database.transaction(immediate: true) { () throws(SQLiteError) in
+                try deleteEvents.bind(1, name)
+                try deleteEvents.run()
+                try deleteRoom.bind(1, name)
+                try deleteRoom.run()
+            }
+        } catch {
+            throw StoreError(.io, "deleting room \(name) from \(path): \(error)")
+        }
     }
 
     /// The room's stored epoch, seq and base seq.
@@ -250,7 +265,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         historyReader.close()
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         for statement in [selectRoom, selectEvents, selectPast, updateRoom, replaceRoom, insertEvent, reuseEvent,
-                          deleteEvents, deleteOldEvents] {
+                          deleteEvents, deleteRoom, deleteOldEvents] {
             statement.finalize()
         }
         database.close()

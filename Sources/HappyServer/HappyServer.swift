@@ -46,6 +46,7 @@ public final class HappyServer: @unchecked Sendable {
     let registry: ConnectionRegistry
     let addressLimits: AddressLimits
     let api: APIRoutes
+    let operators: OperatorRoutes
     let frames: FrameService
     let status: StatusRoutes
     let http: HTTPIntake
@@ -122,6 +123,8 @@ public final class HappyServer: @unchecked Sendable {
                                       metrics: metrics, logger: logger)
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
                         votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
+        operators = OperatorRoutes(directory: directory, access: access, broadcaster: broadcaster, coordinator: coordinator,
+                                   store: self.store, responder: responder, logger: logger)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)
@@ -130,6 +133,7 @@ public final class HappyServer: @unchecked Sendable {
         var router = HTTPRouter()
         status.register(in: &router)
         api.register(in: &router)
+        operators.register(in: &router)
         frames.register(in: &router)
         http = HTTPIntake(router: router, responder: responder, addressLimits: addressLimits, access: access,
                           config: config, metrics: metrics, logger: logger, clock: clock)

@@ -20,6 +20,11 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var isIPv4: Bool { bytes.count == 4 }
 
+    /// 127.0.0.0/8 or ::1.
+    public var isLoopback: Bool {
+        isIPv4 ? bytes[0] == 127 : bytes == Array(repeating: 0, count: 15) + [1]
+    }
+
     /// Dotted quad, or RFC 5952 text (lower case, longest zero run as `::`).
     public var description: String {
         if isIPv4 { return bytes.map(String.init).joined(separator: ".") }

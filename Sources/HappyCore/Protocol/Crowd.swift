@@ -223,3 +223,12 @@ extension SceneValue {
         }
     }
 }
+
+extension StoredEvent {
+    /// When the event happened, read from its JSON (nil when unreadable).
+    public var time: Int64? {
+        guard let json = try? JSONParser.parse(self.json, maxDepth: 64), let time = json["time"]?.doubleValue,
+              time.isFinite else { return nil }
+        return Int64(time)
+    }
+}

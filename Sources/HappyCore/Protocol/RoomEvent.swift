@@ -45,6 +45,8 @@ public struct Welcome: Sendable {
     public var limits: WelcomeLimits
     /// The room's visible pointers, already encoded as a JSON array (section 10).
     public var encodedPointers: [UInt8] = [UInt8]("[]".utf8)
+    /// Clients watching the room without being in its presence (section 13).
+    public var observerCount = 0
     /// How the room's events reach its clients now, and the tick's length (section 12).
     public var delivery = DeliveryMode.each
     public var tickMs = 50

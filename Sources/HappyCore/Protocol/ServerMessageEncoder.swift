@@ -50,6 +50,7 @@ public enum ServerMessageEncoder {
         w.key("presence")
         if let encoded = welcome.encodedPresence { w.raw(encoded) } else { participants(welcome.presence, into: &w) }
         w.key("presenceCount"); w.int(welcome.presenceCount)
+        w.key("observerCount"); w.int(welcome.observerCount)
         w.key("serverTime"); w.int(Int(welcome.serverTime))
         w.key("recovered"); w.bool(welcome.recovered)
         w.key("limits")

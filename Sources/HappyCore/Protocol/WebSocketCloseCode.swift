@@ -18,6 +18,10 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let internalError = WebSocketCloseCode(rawValue: 1011)
     /// Server full (`maxClients`, `maxRooms`).
     public static let tryAgainLater = WebSocketCloseCode(rawValue: 1013)
+    /// Removed from the room by an operator (section 13): do not reconnect.
+    public static let kicked = WebSocketCloseCode(rawValue: 4003)
+    /// The room was deleted by an operator (section 13): do not reconnect.
+    public static let roomDeleted = WebSocketCloseCode(rawValue: 4004)
 
     public var description: String { String(rawValue) }
 }

@@ -33,6 +33,8 @@ public final class Room<HistoryElement> {
     public let labels: DragonStatus
     /// The dragon panel's status label after the committed state.
     public private(set) var dragonStatus: String
+    /// When the last committed event happened (milliseconds since 1970), when known.
+    public private(set) var lastEventTime: Int64?
 
     /// `history`: recorded events, oldest first; `dragonStatus` is the label
     /// after them (nil: the initial one).
@@ -71,6 +73,12 @@ public final class Room<HistoryElement> {
         committed = RoomSnapshot(seq: event.seq, scene: event.state)
         history.append(seq: event.seq, historyElement)
         if let text = labels.after(event.name, dragon: event.state.dragon) { dragonStatus = text }
+        lastEventTime = event.time
+    }
+
+    /// The time of the last event when it was recorded elsewhere (another node, the store).
+    public func noteLastEvent(at time: Int64) {
+        lastEventTime = time
     }
 
     /// Forgets working changes that could not be recorded.

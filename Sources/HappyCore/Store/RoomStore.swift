@@ -170,6 +170,8 @@ public protocol RoomStore: AnyObject, Sendable {
     func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage?
     /// The room right after event `seq` (or at `first` - 1).
     func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup
+    /// Forgets a room: its state and history (an operator deleted it; section 13).
+    func deleteRoom(named name: String) throws(StoreError)
     /// Flushes and closes; no calls follow.
     func close()
 }
@@ -209,6 +211,10 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         let count = min(historySize, record.events.count)
         room.history = (record.events.count - count ..< record.events.count).map { record.events[$0] }
         return room
+    }
+
+    public func deleteRoom(named name: String) throws(StoreError) {
+        records.removeValue(forKey: name)
     }
 
     @discardableResult

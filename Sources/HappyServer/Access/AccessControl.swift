@@ -59,6 +59,38 @@ final class AccessControl {
         }
     }
 
+    /// Whether an operator API request may go on (PROTOCOL.md section 13):
+    /// with `auth.secret` an admin token (for `room`, when the route names
+    /// one), else a request from a loopback address; 401 or 403 otherwise.
+    func operatorAccess(token: String?, peer: String, room: String? = nil) -> Result<Void, HTTPError> {
+        guard requiresTokens else {
+            guard IPAddress(peer)?.isLoopback == true else {
+                return .failure(HTTPError(status: 403, code: "forbidden", "the operator API answers loopback addresses only "
+                    + "while auth.secret is empty: call it from this machine, or set auth.secret and send an admin token"))
+            }
+            return .success(())
+        }
+        guard let token else {
+            return .failure(HTTPError(status: 401, code: "unauthorized", "the operator API needs an admin token "
+                + "(Authorization: Bearer)"))
+        }
+        switch verify(token) {
+        case .failure(let rejection):
+            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+        case .success(let claims):
+            guard claims.role == .admin else {
+                return .failure(HTTPError(status: 403, code: "forbidden", "the operator API needs the admin role"))
+            }
+            if let room, !claims.allows(room: room) {
+                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
+            }
+            if room == nil, claims.room != nil {
+                return .failure(HTTPError(status: 403, code: "forbidden", "listing rooms needs a token for every room"))
+            }
+            return .success(())
+        }
+    }
+
     /// Why `role` may not perform `action`, or nil when it may.
     func refusal(for action: Action, role: Role) -> String? {
         if !role.maySendIntents { return "viewers may not send intents" }

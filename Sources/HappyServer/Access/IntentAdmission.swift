@@ -19,9 +19,15 @@ final class IntentAdmission {
         rateLimit = limits.intentsPerSecond
     }
 
+    static let observers = "observers may not send intents or pointers; join without observe=1 to take part"
+
     /// Why `intent` from a sender with `role` may not be applied, or nil.
     /// `takeToken` takes one token from the sender's rate-limit bucket.
-    func refusal(for intent: Intent, role: Role, takeToken: () -> Bool) -> WireError? {
+    func refusal(for intent: Intent, role: Role, observing: Bool = false, takeToken: () -> Bool) -> WireError? {
+        if observing {
+            metrics.countError(.forbidden)
+            return WireError(.forbidden, Self.observers, id: intent.id)
+        }
         if lifecycle.isShuttingDown {
             metrics.countError(.unavailable)
             return WireError(.unavailable, Self.shuttingDown, id: intent.id)

@@ -56,6 +56,7 @@ final class RoomCatchUp {
             room.catchUp(to: RoomSnapshot(seq: stored.seq, scene: stored.scene), events: frames,
                          dragonStatus: Self.label(after: missing, labels: room.labels))
             metrics.events += frames.count
+            if let time = missing.last?.time { room.noteLastEvent(at: time) }
             for (event, frame) in zip(missing, frames) {
                 crowd.publish(frame.element, in: runtime) { RoomEvent(json: event.json) }
             }

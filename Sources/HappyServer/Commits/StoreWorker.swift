@@ -16,6 +16,8 @@ protocol StoreAccess: AnyObject {
     func load(_ name: String, after delay: Double, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void)
     /// Records one batch's commits, `delay` seconds from now (a batch in doubt sent again).
     func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void)
+    /// Forgets a room, in order with the commits before it.
+    func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void)
     /// Reads the store's past (history pages, past states), beside the writes.
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
                      completion: @escaping (Result<Value, StoreError>) -> Void)
@@ -39,6 +41,10 @@ extension StoreAccess {
 enum StoreCall {
     static func load(_ store: any RoomStore, _ name: String) -> Result<StoredRoom?, StoreError> {
         do throws(StoreError) { return .success(try store.loadRoom(named: name)) } catch { return .failure(error) }
+    }
+
+    static func delete(_ store: any RoomStore, _ name: String) -> Result<Void, StoreError> {
+        do throws(StoreError) { return .success(try store.deleteRoom(named: name)) } catch { return .failure(error) }
     }
 
     static func commit(_ store: any RoomStore, _ commits: [RoomCommit]) -> CommitResult {
@@ -68,6 +74,10 @@ final class InlineStore: StoreAccess {
 
     func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void) {
         completion(StoreCall.commit(store, commits))
+    }
+
+    func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void) {
+        completion(StoreCall.delete(store, name))
     }
 
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
@@ -108,6 +118,11 @@ final class StoreWorker: StoreAccess, Sendable {
     func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void) {
         let store = self.store
         run(after: delay, completion) { StoreCall.commit(store, commits) }
+    }
+
+    func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void) {
+        let store = self.store
+        run(after: 0, completion) { StoreCall.delete(store, name) }
     }
 
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,

@@ -23,6 +23,8 @@ final class Connection: Attachment {
     /// transforms every frame); otherwise pre-framed frames are coalesced.
     let usesExtensions: Bool
     let openedAt: Double
+    /// When it connected, for the operator API (milliseconds since 1970).
+    let connectedAt: Int64
 
     /// Who the client is and whether it is admitted: owned by `ConnectionRegistry`.
     var membership: Membership
@@ -41,13 +43,14 @@ final class Connection: Attachment {
 
     /// `idSuffix` keeps ids unique across the nodes of a cluster.
     init(transport: any ConnectionTransport, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String,
-         usesExtensions: Bool, limits: HappyConfig.LimitsSection, now: Double) {
+         usesExtensions: Bool, limits: HappyConfig.LimitsSection, now: Double, wallMilliseconds: Int64 = 0) {
         self.transport = transport
         self.kind = kind
         self.serial = serial
         self.peerAddress = peerAddress
         self.usesExtensions = usesExtensions
         openedAt = now
+        connectedAt = wallMilliseconds
         membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
         keepalive = Keepalive(now: now)
         intake = IntakeState(kind: kind, limits: limits, now: now)
@@ -59,6 +62,7 @@ final class Connection: Attachment {
 
     var participant: Participant { membership.participant }
     var role: Role { membership.role }
+    var isObserver: Bool { membership.observing }
     /// The room joined or joining; nil once the connection has closed.
     var room: RoomRuntime? { seat.room }
     /// In its room's member list (welcomed, not yet gone).
@@ -77,6 +81,8 @@ final class Connection: Attachment {
 struct Membership {
     private(set) var participant: Participant
     private(set) var role: Role = .player
+    /// Watches the room without being in its presence (`observe=1`, section 13).
+    private(set) var observing = false
     /// Counted among the admitted clients (until it closes).
     private(set) var admitted = false
     private(set) var roomName = ""
@@ -97,8 +103,9 @@ struct Membership {
 
     mutating func grant(_ role: Role) { self.role = role }
 
-    mutating func admit(room: String, resume: (since: UInt64?, epoch: String?)) {
+    mutating func admit(room: String, resume: (since: UInt64?, epoch: String?), observing: Bool) {
         admitted = true
+        self.observing = observing
         roomName = room
         self.resume = resume
     }

@@ -66,7 +66,8 @@ final class ConnectionRegistry {
         nextSerial += 1
         let connection = Connection(
             transport: transport, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
-            peerAddress: peerAddress, usesExtensions: usesExtensions, limits: config.limits, now: clock.fresh())
+            peerAddress: peerAddress, usesExtensions: usesExtensions, limits: config.limits, now: clock.fresh(),
+            wallMilliseconds: clock.wallMilliseconds())
         connection.membership.listed(at: connections.count)
         connections.append(connection)
         metrics.connectionsOpened += 1
@@ -139,7 +140,8 @@ final class ConnectionRegistry {
         guard runtime.isOccupied || directory.occupiedCount < config.limits.maxRooms else {
             return refuse(connection, .tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)", reason: "maxRooms")
         }
-        connection.membership.admit(room: roomName, resume: (query["since"].flatMap { UInt64($0) }, query["epoch"]))
+        connection.membership.admit(room: roomName, resume: (query["since"].flatMap { UInt64($0) }, query["epoch"]),
+                                    observing: ["1", "true"].contains(query["observe"] ?? ""))
         admittedCount += 1
         directory.reserveSeat(for: connection, in: runtime)
         logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
@@ -163,10 +165,13 @@ final class ConnectionRegistry {
                               reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
         }
-        // The others hear of the newcomer first; the newcomer starts reading
-        // the room's broadcasts after that, with its welcome.
-        clusterBus?.announce(joined: connection.participant, in: runtime.name)
-        crowd.joined(connection.participant, in: runtime, countAfter: runtime.presenceCount + 1)
+        // The others hear of the newcomer first (an observer is in nobody's
+        // presence); the newcomer starts reading the room's broadcasts after
+        // that, with its welcome.
+        if !connection.isObserver {
+            clusterBus?.announce(joined: connection.participant, in: runtime.name)
+            crowd.joined(connection.participant, in: runtime, countAfter: runtime.presenceCount + 1)
+        }
         directory.seat(connection, in: runtime)
         broadcaster.joined(connection, runtime)
 
@@ -179,6 +184,7 @@ final class ConnectionRegistry {
             seq: room.committed.seq, state: room.committed.scene, geometry: rules.geometry,
             presence: [], presenceCount: runtime.presenceCount, serverTime: clock.wallMilliseconds(),
             recovered: decision.isRecovered, limits: config.welcomeLimits)
+        welcome.observerCount = runtime.observers.count
         welcome.delivery = runtime.crowd.mode
         welcome.tickMs = config.crowd.tickMs
         welcome.encodedPresence = runtime.encodedPresenceList(limit: presenceListing.limit(count: runtime.presenceCount))
@@ -202,6 +208,7 @@ final class ConnectionRegistry {
         let countBefore = runtime.presenceCount
         broadcaster.left(connection, runtime)
         directory.unseat(connection, from: runtime)
+        guard !connection.isObserver else { return pointers.left(connection, room: runtime) }
         pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         crowd.left(connection.participant, in: runtime, countBefore: countBefore)

@@ -14,6 +14,8 @@ struct IntakeState {
     private(set) var early: [[UInt8]] = []
     private(set) var bucket: TokenBucket
     private(set) var flood: FloodMeter
+    /// Messages refused by the rate limit (the operator API shows them).
+    private(set) var rateLimited = 0
 
     init(kind: Connection.Kind, limits: HappyConfig.LimitsSection, now: Double) {
         assembler = MessageAssembler(limit: kind == .echo ? Self.echoMessageLimit : limits.maxMessageBytes)
@@ -52,6 +54,7 @@ struct IntakeState {
 
     /// A message refused by the rate limit; true once that is a flood.
     mutating func recordRefusal(now: Double) -> Bool {
-        flood.record(now: now)
+        rateLimited += 1
+        return flood.record(now: now)
     }
 }

@@ -80,9 +80,13 @@ final class MessageIntake {
         let decoded = ClientMessageDecoder.decode(bytes)
         switch decoded {
         case .success(.pointer(let position)):
+            guard !connection.isObserver else {
+                metrics.countError(.forbidden)
+                return broadcaster.sendError(WireError(.forbidden, IntentAdmission.observers), to: connection)
+            }
             pointers.receive(position, from: connection)
         case .success(.intent(let intent)):
-            if let refusal = admission.refusal(for: intent, role: connection.role,
+            if let refusal = admission.refusal(for: intent, role: connection.role, observing: connection.isObserver,
                                                takeToken: { connection.intake.takeToken(now: now) }) {
                 return answerRefusal(refusal, to: connection, now: now)
             }

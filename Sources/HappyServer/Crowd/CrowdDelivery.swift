@@ -181,7 +181,7 @@ final class CrowdDelivery {
 
     /// The room's load over the last second, in deliveries per second.
     private func load(_ runtime: RoomRuntime, now: Double) -> Int {
-        runtime.crowd.eventsPerSecond(now: now) * max(1, runtime.members.count)
+        runtime.crowd.eventsPerSecond(now: now) * max(1, runtime.listenerCount)
     }
 
     private func shouldTick(_ runtime: RoomRuntime, now: Double) -> Bool {
@@ -195,7 +195,7 @@ final class CrowdDelivery {
         tickingRooms[ObjectIdentifier(runtime)] = runtime
         announce(.tick, in: runtime)
         metrics.deliverySwitches += 1
-        logger.info("room switched to tick delivery", ["room": runtime.name, "clients": "\(runtime.members.count)"])
+        logger.info("room switched to tick delivery", ["room": runtime.name, "clients": "\(runtime.listenerCount)"])
         schedule(at: clock.now() + 1)
     }
 
@@ -210,7 +210,7 @@ final class CrowdDelivery {
         tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
         announce(.each, in: runtime)
         metrics.deliverySwitches += 1
-        logger.info("room switched to each delivery", ["room": runtime.name, "clients": "\(runtime.members.count)"])
+        logger.info("room switched to each delivery", ["room": runtime.name, "clients": "\(runtime.listenerCount)"])
     }
 
     private func announce(_ mode: DeliveryMode, in runtime: RoomRuntime) {

@@ -104,10 +104,10 @@ final class Broadcaster {
     /// Appends `frame` to the room's log and wakes its members.
     func broadcast(_ frame: OutboundFrame, in runtime: RoomRuntime) {
         let dropped = runtime.log.droppedDeliveries
-        runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.members.count)
+        runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.listenerCount)
         metrics.outboxDrops += runtime.log.droppedDeliveries - dropped
         let now = clock.now()
-        for member in runtime.members { wake(member, now: now) }
+        runtime.forEachListener { wake($0, now: now) }
     }
 
     func sendError(_ error: WireError, to connection: Connection) {
@@ -139,9 +139,9 @@ final class Broadcaster {
     /// Every local client of the room gets one resync in place of its queued events.
     func resyncMembers(of runtime: RoomRuntime) {
         let now = clock.now()
-        for member in runtime.members {
-            member.output.requireResync()
-            requestWritable(member, now: now)
+        runtime.forEachListener { listener in
+            listener.output.requireResync()
+            requestWritable(listener, now: now)
         }
     }
 

@@ -33,6 +33,8 @@ struct WriteState {
     private(set) var readingPaused = false
     /// Reading was paused at least once (logged the first time only).
     private(set) var hasPausedReading = false
+    /// Resyncs written to this client (the operator API shows them).
+    private(set) var resyncs = 0
     /// When writing last made progress (or messages started waiting).
     private(set) var stalledSince: Double
 
@@ -95,6 +97,7 @@ struct WriteState {
     /// A resync went out: everything before `end` is covered.
     mutating func resynced(skippingTo end: UInt64) {
         needsResync = false
+        resyncs += 1
         cursor = max(cursor, end)
     }
 

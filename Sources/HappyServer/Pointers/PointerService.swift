@@ -105,11 +105,12 @@ final class PointerService {
         var ownPosition: [String: Int] = [:]
         for (index, id) in batch.ids.enumerated() { ownPosition[id] = index }
         let skipAbove = limits.maxQueuedBytes / 2
-        for member in runtime.members where member.joined && member.output.closeRequest == nil {
+        runtime.forEachListener { member in
+            guard member.joined, member.output.closeRequest == nil else { return }
             if broadcaster.unreadBytes(of: member) ?? .max > skipAbove {
                 member.pointerPace.skipped(goneFrom: batch.goneFrom)
                 metrics.pointerSkips += 1
-                continue
+                return
             }
             let message: OutboundFrame
             if let since = member.pointerPace.catchUp() {
@@ -120,7 +121,7 @@ final class PointerService {
                 // Never a client's own pointer: a copy without it.
                 var entries = batch.entries
                 entries.remove(at: own)
-                if entries.isEmpty && batch.gone.isEmpty { continue }
+                if entries.isEmpty && batch.gone.isEmpty { return }
                 message = frame(room: runtime.name, entries: entries, gone: batch.gone)
             } else {
                 message = shared

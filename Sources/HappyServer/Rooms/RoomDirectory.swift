@@ -84,6 +84,7 @@ final class RoomDirectory {
                 historyCapacity: capacity,
                 history: stored.history.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) },
                 labels: labels, dragonStatus: labels.recover(from: stored.history.lazy.map(\.json)))
+            if let time = stored.history.last?.time { room.noteLastEvent(at: time) }
             runtime.loaded(room)
         case .success(nil):
             let defaults = config.sceneRules.defaults
@@ -133,6 +134,13 @@ final class RoomDirectory {
     }
 
     // MARK: leaving memory
+
+    /// Drops a room from memory now (an operator deleted it): the next
+    /// visitor starts it again from what the store holds.
+    func forget(_ name: String) {
+        guard rooms.removeValue(forKey: name) != nil else { return }
+        clusterBus?.unwatch(room: name)
+    }
 
     /// Drops rooms that have been empty and quiet for a while.
     func evictIdleRooms(now: Double) {

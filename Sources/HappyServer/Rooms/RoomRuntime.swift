@@ -8,7 +8,9 @@ final class RoomRuntime {
     let name: String
     private(set) var room: Room<OutboundFrame>?
     private(set) var loadError: StoreError?
+    /// The clients in the room's presence (here), and those only watching it.
     private(set) var members: [Connection] = []
+    private(set) var observers: [Connection] = []
     /// Callbacks waiting for the room to load.
     private var readyWaiters: [(RoomRuntime) -> Void] = []
     /// Connections admitted but not yet welcomed (the room is loading).
@@ -48,7 +50,9 @@ final class RoomRuntime {
     }
 
     var isLoading: Bool { room == nil && loadError == nil }
-    var isOccupied: Bool { !members.isEmpty || reservedSeats > 0 }
+    var isOccupied: Bool { !members.isEmpty || !observers.isEmpty || reservedSeats > 0 }
+    /// Everyone here who gets the room's broadcasts.
+    var listenerCount: Int { members.count + observers.count }
     /// Everyone in the room, on every node.
     var presenceCount: Int { members.count + remoteMembers.count }
     var participants: [Participant] { members.map(\.participant) }
@@ -112,16 +116,30 @@ final class RoomRuntime {
     }
 
     func add(_ connection: Connection) {
+        if connection.isObserver {
+            connection.seat.seated(at: observers.count)
+            observers.append(connection)
+            return
+        }
         let index = members.count
         connection.seat.seated(at: index)
         members.append(connection)
         presenceAppended(at: index)
     }
 
-    /// Takes the connection out of the room (its member entry, if welcomed, and its seat).
+    /// Takes the connection out of the room (its entry, if welcomed, and its seat).
     func remove(_ connection: Connection) {
         let index = connection.seat.memberIndex
         connection.seat.vacate()
+        if connection.isObserver {
+            guard index >= 0, index < observers.count, observers[index] === connection else { return }
+            let last = observers.removeLast()
+            if index < observers.count {
+                observers[index] = last
+                last.seat.seated(at: index)
+            }
+            return
+        }
         guard index >= 0, index < members.count, members[index] === connection else { return }
         let last = members.removeLast()
         if index < members.count {
@@ -129,6 +147,13 @@ final class RoomRuntime {
             last.seat.seated(at: index)
         }
         presenceChanged(at: index)
+    }
+
+    /// Runs `body` for every client that gets the room's broadcasts.
+    @inline(__always)
+    func forEachListener(_ body: (Connection) -> Void) {
+        for member in members { body(member) }
+        for observer in observers { body(observer) }
     }
 
     // MARK: remote presence (cluster mode)

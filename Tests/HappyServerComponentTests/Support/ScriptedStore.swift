@@ -110,6 +110,10 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
         return conflicts
     }
 
+    func deleteRoom(named name: String) throws(StoreError) {
+        locked { _ = rooms.removeValue(forKey: name) }
+    }
+
     func close() {}
 
     private func locked<T>(_ body: () -> T) -> T {

@@ -1,0 +1,211 @@
+import HappyCore
+
+/// The operator API (PROTOCOL.md section 13): the rooms in memory, one
+/// room's connections with their lag, kicking connections (close 4003),
+/// and deleting a room (close 4004, its state and history gone; it starts
+/// again at seq 0 with a new epoch).
+final class OperatorRoutes {
+    static let defaultLimit = 100
+    static let maxLimit = 1000
+    static let kickReason = "removed from the room by an operator"
+    static let deleteReason = "the room was deleted by an operator"
+
+    private let directory: RoomDirectory
+    private let access: AccessControl
+    private let broadcaster: Broadcaster
+    private let coordinator: CommitCoordinator
+    private let store: any StoreAccess
+    private let responder: HTTPResponder
+    private let logger: Logger
+
+    init(directory: RoomDirectory, access: AccessControl, broadcaster: Broadcaster, coordinator: CommitCoordinator,
+         store: any StoreAccess, responder: HTTPResponder, logger: Logger) {
+        self.directory = directory
+        self.access = access
+        self.broadcaster = broadcaster
+        self.coordinator = coordinator
+        self.store = store
+        self.responder = responder
+        self.logger = logger
+    }
+
+    func register(in router: inout HTTPRouter) {
+        router.add(["GET"], .exact("/api/rooms")) { [self] in list($0) }
+        router.add(["GET", "POST", "DELETE"], .below("/api/rooms/")) { [self] in room($0) }
+    }
+
+    /// The route's room and what is asked of it, after the access check; nil once answered.
+    private func allowed(_ exchange: HTTPExchange, room: String?) -> Bool {
+        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
+        if case .failure(let error) = access.operatorAccess(token: token, peer: exchange.peerAddress, room: room) {
+            responder.respond(exchange, error)
+            return false
+        }
+        return true
+    }
+
+    // MARK: GET /api/rooms
+
+    private func list(_ exchange: HTTPExchange) {
+        guard allowed(exchange, room: nil) else { return }
+        let limit: Int
+        do throws(HTTPError) {
+            limit = try QueryArgument.integer(exchange.query, "limit", in: 1...Self.maxLimit) ?? Self.defaultLimit
+        } catch {
+            return responder.respond(exchange, error)
+        }
+        let after = exchange.query["after"] ?? ""
+        let names = directory.rooms.keys.filter { $0 > after }.sorted()
+        let page = names.prefix(limit)
+        var w = JSONWriter(capacity: 128 + 160 * page.count)
+        w.beginObject()
+        w.key("rooms")
+        w.beginArray()
+        for name in page {
+            guard let runtime = directory[name] else { continue }
+            w.beginObject()
+            summary(of: runtime, into: &w)
+            w.endObject()
+        }
+        w.endArray()
+        w.key("next")
+        if names.count > limit, let last = page.last { w.string(last) } else { w.literal("null") }
+        w.endObject()
+        responder.respond(exchange, status: 200, json: w.bytes)
+    }
+
+    private func summary(of runtime: RoomRuntime, into w: inout JSONWriter) {
+        w.key("room"); w.string(runtime.name)
+        w.key("epoch")
+        if let epoch = runtime.room?.epoch { w.string(epoch) } else { w.literal("null") }
+        w.key("seq"); w.uint(runtime.room?.committed.seq ?? 0)
+        w.key("clients"); w.int(runtime.presenceCount)
+        w.key("observers"); w.int(runtime.observers.count)
+        w.key("delivery"); w.string(runtime.crowd.mode.rawValue)
+        w.key("lastEventTime")
+        if let time = runtime.room?.lastEventTime { w.int(Int(time)) } else { w.literal("null") }
+    }
+
+    // MARK: /api/rooms/R (GET), /api/rooms/R/kick (POST), /api/rooms/R (DELETE)
+
+    private func room(_ exchange: HTTPExchange) {
+        let parts = exchange.route.dropFirst("/api/rooms/".count).split(separator: "/", omittingEmptySubsequences: false)
+        guard let first = parts.first, Names.isValidRoom(String(first)), parts.count <= 2 else {
+            return responder.respond(exchange, .notFound(exchange.method, exchange.route))
+        }
+        let name = String(first)
+        let action = parts.count == 2 ? String(parts[1]) : ""
+        switch (exchange.method, action) {
+        case ("GET", ""):
+            guard allowed(exchange, room: name) else { return }
+            details(exchange, name)
+        case ("POST", "kick"):
+            guard allowed(exchange, room: name) else { return }
+            kick(exchange, name)
+        case ("DELETE", ""):
+            guard allowed(exchange, room: name) else { return }
+            delete(exchange, name)
+        case (_, ""), (_, "kick"):
+            responder.respond(exchange, .methodNotAllowed(exchange.method, exchange.route))
+        default:
+            responder.respond(exchange, .notFound(exchange.method, exchange.route))
+        }
+    }
+
+    private func details(_ exchange: HTTPExchange, _ name: String) {
+        guard let runtime = directory[name] else {
+            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
+                                                         "no room \(name) in memory on this server"))
+        }
+        var w = JSONWriter(capacity: 256 + 220 * runtime.listenerCount)
+        w.beginObject()
+        summary(of: runtime, into: &w)
+        w.key("connections")
+        w.beginArray()
+        runtime.forEachListener { connection in
+            w.beginObject()
+            w.key("id"); w.string(connection.participant.id)
+            w.key("name"); w.string(connection.participant.name)
+            w.key("role"); w.string(connection.role.rawValue)
+            w.key("observer"); w.bool(connection.isObserver)
+            w.key("address"); w.string(connection.peerAddress)
+            w.key("connectedAt"); w.int(Int(connection.connectedAt))
+            w.key("queuedBytes"); w.int(broadcaster.unreadBytes(of: connection) ?? runtime.log.byteLimit)
+            w.key("resyncs"); w.int(connection.output.resyncs)
+            w.key("rateLimited"); w.int(connection.intake.rateLimited)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        responder.respond(exchange, status: 200, json: w.bytes)
+    }
+
+    /// `{ "id": "c7" }` or `{ "name": "alice" }`, optional `"reason"`: those connections close with 4003.
+    private func kick(_ exchange: HTTPExchange, _ name: String) {
+        guard let body = try? JSONParser.parse(exchange.body), body.isObject else {
+            return responder.respond(exchange, HTTPError(status: 400, WireError(
+                .badJSON, "the body must be a JSON object: { \"id\": \"c7\" } or { \"name\": \"alice\" }")))
+        }
+        let id = body["id"]?.stringValue, who = body["name"]?.stringValue
+        guard (id == nil) != (who == nil) else {
+            return responder.respond(exchange, HTTPError(status: 400, WireError(
+                .invalidValue, "name one connection by \"id\" or everyone of a \"name\" (one of them, as a string)")))
+        }
+        let given = body["reason"]?.stringValue
+        guard given.map({ $0.utf8.count <= 120 && !$0.unicodeScalars.contains(where: \.isControl) }) ?? true else {
+            return responder.respond(exchange, HTTPError(status: 400, WireError(
+                .invalidValue, "reason must be at most 120 bytes of text without control characters")))
+        }
+        let reason = given.map { "\(Self.kickReason): \($0)" } ?? Self.kickReason
+        var kicked = 0
+        directory[name]?.forEachListener { connection in
+            guard connection.output.closeRequest == nil,
+                  connection.participant.id == id || connection.participant.name == who else { return }
+            broadcaster.close(connection, code: .kicked, reason: reason)
+            kicked += 1
+        }
+        if kicked > 0 {
+            logger.info("kicked", ["room": name, "who": id ?? who ?? "", "connections": "\(kicked)", "reason": reason])
+        }
+        var w = JSONWriter(capacity: 32)
+        w.beginObject()
+        w.key("kicked"); w.int(kicked)
+        w.endObject()
+        responder.respond(exchange, status: 200, json: w.bytes)
+    }
+
+    /// Closes the room's connections with 4004, then forgets its state and
+    /// history once nothing of it waits for the store.
+    private func delete(_ exchange: HTTPExchange, _ name: String) {
+        var closed = 0
+        if let runtime = directory[name] {
+            runtime.forEachListener { connection in
+                broadcaster.close(connection, code: .roomDeleted, reason: Self.deleteReason)
+                closed += 1
+            }
+        }
+        deleteWhenSettled(exchange, name, closed: closed)
+    }
+
+    private func deleteWhenSettled(_ exchange: HTTPExchange, _ name: String, closed: Int) {
+        if let runtime = directory[name], runtime.commits.pendingIntents > 0 || runtime.commits.creationPending {
+            return coordinator.whenBatchFinishes { [self] in deleteWhenSettled(exchange, name, closed: closed) }
+        }
+        directory.forget(name)
+        store.delete(name) { [self] result in
+            switch result {
+            case .failure(let error):
+                responder.respond(exchange, .unavailable("room \(name) could not be deleted (\(error.message))"))
+            case .success:
+                logger.info("room deleted", ["room": name, "connections": "\(closed)"])
+                var w = JSONWriter(capacity: 64)
+                w.beginObject()
+                w.key("room"); w.string(name)
+                w.key("deleted"); w.bool(true)
+                w.key("closed"); w.int(closed)
+                w.endObject()
+                responder.respond(exchange, status: 200, json: w.bytes)
+            }
+        }
+    }
+}
