@@ -124,7 +124,7 @@ public final class HappyServer: @unchecked Sendable {
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
                         votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
         operators = OperatorRoutes(directory: directory, access: access, broadcaster: broadcaster, coordinator: coordinator,
-                                   store: self.store, responder: responder, logger: logger)
+                                   store: self.store, responder: responder, logger: logger, webRoot: webRoot)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)

@@ -1,3 +1,4 @@
+import Foundation
 import HappyCore
 
 /// The operator API (PROTOCOL.md section 13): the rooms in memory, one
@@ -17,9 +18,11 @@ final class OperatorRoutes {
     private let store: any StoreAccess
     private let responder: HTTPResponder
     private let logger: Logger
+    /// The inspector page's file, served at `/admin` under the operator API's access rules.
+    private let inspectorPath: String
 
     init(directory: RoomDirectory, access: AccessControl, broadcaster: Broadcaster, coordinator: CommitCoordinator,
-         store: any StoreAccess, responder: HTTPResponder, logger: Logger) {
+         store: any StoreAccess, responder: HTTPResponder, logger: Logger, webRoot: String) {
         self.directory = directory
         self.access = access
         self.broadcaster = broadcaster
@@ -27,11 +30,23 @@ final class OperatorRoutes {
         self.store = store
         self.responder = responder
         self.logger = logger
+        inspectorPath = webRoot + "/admin.html"
     }
 
     func register(in router: inout HTTPRouter) {
         router.add(["GET"], .exact("/api/rooms")) { [self] in list($0) }
         router.add(["GET", "POST", "DELETE"], .below("/api/rooms/")) { [self] in room($0) }
+        router.add(["GET"], .exact("/admin")) { [self] in inspector($0) }
+    }
+
+    /// `GET /admin`: the inspector page, for operators only (its data comes from the routes above).
+    private func inspector(_ exchange: HTTPExchange) {
+        guard allowed(exchange, room: nil) else { return }
+        guard let page = FileManager.default.contents(atPath: inspectorPath) else {
+            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
+                                                         "no inspector page: \(inspectorPath) is missing from webRoot"))
+        }
+        responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page)))
     }
 
     /// The route's room and what is asked of it, after the access check; nil once answered.
