@@ -153,7 +153,7 @@ final class OperatorRoutesTests: XCTestCase {
         let test = TestServer()
         let page = test.request("GET", "/admin", peer: local)
         XCTAssertEqual(page.status, 200)
-        XCTAssertEqual(page.header("content-type"), "text/html; charset=utf-8")
+        XCTAssertEqual(page.transport.head?.contentType, "text/html; charset=utf-8")
         XCTAssertTrue(page.text.contains("<title>Happy inspector</title>"))
         XCTAssertEqual(test.request("GET", "/admin", peer: "192.0.2.9").status, 403)
     }
