@@ -152,6 +152,20 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         scriptSHA = sha
     }
 
+    /// Webhooks in cluster mode keep their outbox in Redis.
+    public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
+        for delivery in deliveries {
+            _ = try connection.command(bytes: [Array("RPUSH".utf8), Array(Self.outboxKey(delivery.webhook).utf8),
+                                                delivery.json])
+        }
+    }
+
+    public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
+        throw StoreError(.setup, "webhooks are not available in cluster mode yet")
+    }
+
+    static func outboxKey(_ webhook: Int) -> String { "happy:webhook:\(webhook)" }
+
     /// Forgets a room's state and events. Nodes that hold it find out at
     /// their next commit (a conflict with no room: a new epoch).
     public func deleteRoom(named name: String) throws(StoreError) {

@@ -41,6 +41,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let reuseEvent: SQLiteStatement
     private let deleteEvents: SQLiteStatement
     private let deleteRoom: SQLiteStatement
+    private let insertDelivery: SQLiteStatement
     private let deleteOldEvents: SQLiteStatement
     let historyReader: SQLiteHistoryReader
     private var closed = false
@@ -101,6 +102,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 "UPDATE events SET seq = ?3, status = ?4, json = ?5 WHERE room = ?1 AND seq = ?2")
             deleteEvents = try database.prepare("DELETE FROM events WHERE room = ?1")
             deleteRoom = try database.prepare("DELETE FROM rooms WHERE name = ?1")
+            insertDelivery = try database.prepare(SQLiteWebhookOutbox.insertSQL)
             deleteOldEvents = try database.prepare("""
                 DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE room = ?1 AND seq < ?2 ORDER BY seq LIMIT ?3)
                 """)
@@ -153,12 +155,40 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         guard !commits.isEmpty else { return [] }
         do {
             try database.transaction(immediate: true) { () throws(SQLiteError) in
-                for commit in commits { try write(commit) }
+                for commit in commits {
+                    try write(commit)
+                    try insert(commit.deliveries)
+                }
             }
         } catch {
             throw StoreError(.io, "writing to \(path): \(error)")
         }
         return []
+    }
+
+    public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
+        guard !deliveries.isEmpty else { return }
+        do {
+            try database.transaction(immediate: true) { () throws(SQLiteError) in try insert(deliveries) }
+        } catch {
+            throw StoreError(.io, "queueing webhook deliveries in \(path): \(error)")
+        }
+    }
+
+    private func insert(_ deliveries: [OutboxDelivery]) throws(SQLiteError) {
+        for delivery in deliveries {
+            try insertDelivery.bind(1, Int64(delivery.webhook))
+            try insertDelivery.bind(2, blob: delivery.json)
+            try insertDelivery.run()
+        }
+    }
+
+    public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
+        do {
+            return try SQLiteWebhookOutbox(path: path, fileSystem: Self.fileSystem)
+        } catch {
+            throw StoreError(.setup, "cannot open the webhook outbox in \(path): \(error)")
+        }
     }
 
     public func deleteRoom(named name: String) throws(StoreError) {
@@ -265,7 +295,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         historyReader.close()
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         for statement in [selectRoom, selectEvents, selectPast, updateRoom, replaceRoom, insertEvent, reuseEvent,
-                          deleteEvents, deleteRoom, deleteOldEvents] {
+                          deleteEvents, deleteRoom, insertDelivery, deleteOldEvents] {
             statement.finalize()
         }
         database.close()

@@ -48,6 +48,8 @@ enum SQLiteSchema {
         default:
             break
         }
+        // Added beside any schema: new databases and older ones get it alike.
+        try database.execute(SQLiteWebhookOutbox.createTable)
     }
 
     /// How an older schema kept its events.

@@ -28,6 +28,9 @@ public final class HappyServer: @unchecked Sendable {
 
     // The components, in the order they are built.
     let store: any StoreAccess
+    private let webhookOutbox: (any WebhookOutbox)?
+    let senders: WebhookSenders
+    let webhooks: WebhookFeed
     let broadcaster: Broadcaster
     let access: AccessControl
     let admission: IntentAdmission
@@ -65,16 +68,18 @@ public final class HappyServer: @unchecked Sendable {
     /// Everything the server depends on comes in here: the store, the
     /// cluster bus (cluster mode) and the token verifier (`auth.secret`).
     /// Throws when `webRoot` or the scene art in it cannot be read.
+    /// `webhookPoster` sends the webhooks' batches (PROTOCOL.md section 13).
     public convenience init(config: HappyConfig, store: any RoomStore, logger: Logger,
-                            tokenVerifier: TokenVerifier? = nil, clusterBus: (any ClusterBus)? = nil) throws(ServerError) {
+                            tokenVerifier: TokenVerifier? = nil, clusterBus: (any ClusterBus)? = nil,
+                            webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
         try self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, clusterBus: clusterBus,
-                      time: SystemTimeSource.shared, timers: LWSServerTimers())
+                      time: SystemTimeSource.shared, timers: LWSServerTimers(), webhookPoster: webhookPoster)
     }
 
     /// `storeAccess` stands in for the store worker (tests run store calls step by step).
     init(config: HappyConfig, store: any RoomStore, logger: Logger, tokenVerifier: TokenVerifier?,
          clusterBus: (any ClusterBus)?, time: any TimeSource, timers: any ServerTimerSource,
-         storeAccess: (any StoreAccess)? = nil) throws(ServerError) {
+         storeAccess: (any StoreAccess)? = nil, webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
         self.config = config
         self.logger = logger
         self.timers = timers
@@ -86,6 +91,19 @@ public final class HappyServer: @unchecked Sendable {
         let rules = config.sceneRules
 
         self.store = storeAccess ?? (store.isSynchronous ? InlineStore(store) : StoreWorker(store: store, inbox: inbox))
+        if config.webhooks.isEmpty {
+            webhookOutbox = nil
+        } else {
+            do {
+                webhookOutbox = try store.webhookOutbox()
+            } catch {
+                throw ServerError("webhooks: \(error.message)")
+            }
+        }
+        senders = WebhookSenders(webhooks: config.webhooks, queueMax: config.webhookQueueMax, poster: webhookPoster,
+                                 logger: logger)
+        webhooks = WebhookFeed(routing: WebhookRouting(config.webhooks), store: self.store, senders: senders, clock: clock,
+                               logger: logger)
         let presenceListing = PresenceListing(config: config)
         broadcaster = Broadcaster(metrics: metrics, clock: clock, logger: logger, presenceListing: presenceListing)
         access = AccessControl(auth: config.auth, verifier: tokenVerifier, clock: clock)
@@ -104,11 +122,13 @@ public final class HappyServer: @unchecked Sendable {
         catchUp = RoomCatchUp(defaults: rules.defaults, crowd: crowd, broadcaster: broadcaster, streams: streams,
                               metrics: metrics, logger: logger)
         coordinator = CommitCoordinator(store: self.store, reducer: SceneReducer(rules: rules), publisher: delivery,
-                                        catchUp: catchUp, clock: clock, metrics: metrics, logger: logger)
+                                        catchUp: catchUp, webhooks: webhooks, clock: clock, metrics: metrics,
+                                        logger: logger)
         votes = VoteCounter(settings: config.crowd, coordinator: coordinator, crowd: crowd, timers: timers,
                             metrics: metrics, clock: clock)
         directory = RoomDirectory(config: config, labels: labels, store: self.store, coordinator: coordinator,
-                                  clusterBus: clusterBus, clock: clock, metrics: metrics, logger: logger)
+                                  webhooks: webhooks, clusterBus: clusterBus, clock: clock, metrics: metrics,
+                                  logger: logger)
         cluster = ClusterLink(bus: clusterBus, inbox: inbox, directory: directory, coordinator: coordinator,
                               catchUp: catchUp, store: self.store, crowd: crowd, logger: logger)
         history = RoomHistory(store: self.store, labels: labels, defaults: rules.defaults)
@@ -116,7 +136,8 @@ public final class HappyServer: @unchecked Sendable {
         intake = MessageIntake(admission: admission, votes: votes, broadcaster: broadcaster, pointers: pointers,
                                metrics: metrics, logger: logger, clock: clock)
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
-                                      broadcaster: broadcaster, crowd: crowd, pointers: pointers, clusterBus: clusterBus,
+                                      broadcaster: broadcaster, crowd: crowd, webhooks: webhooks, pointers: pointers,
+                                      clusterBus: clusterBus,
                                       lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock,
                                       releaseFreeMemory: LWSProcess.releaseFreeMemory)
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
@@ -129,7 +150,8 @@ public final class HappyServer: @unchecked Sendable {
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)
         status = StatusRoutes(coordinator: coordinator, cluster: cluster, registry: registry, directory: directory,
-                              streams: streams, responder: responder, metrics: metrics, clock: clock)
+                              streams: streams, webhookStats: senders.stats, responder: responder, metrics: metrics,
+                              clock: clock)
         var router = HTTPRouter()
         status.register(in: &router)
         api.register(in: &router)
@@ -175,10 +197,16 @@ public final class HappyServer: @unchecked Sendable {
         inbox.attach(host.context)
         timers.attach(host.context)
         cluster.start()
+        startWebhooks()
         signals.install(posting: inbox)
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                        "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(fdLimit)"])
+    }
+
+    /// One sender thread per webhook, reading the store's outbox.
+    func startWebhooks() {
+        if let webhookOutbox { senders.start(outbox: webhookOutbox) }
     }
 
     // MARK: run
@@ -212,6 +240,7 @@ public final class HappyServer: @unchecked Sendable {
         clock.nextTurn()
         drainInbox()
         runDueTimers()
+        webhooks.flush()
         coordinator.flush()
         // A stream opened or a room emptied while the sweep was set far off.
         if sweepIsFarOff && sweepNeededEverySecond { scheduleSweep() }
@@ -301,6 +330,7 @@ public final class HappyServer: @unchecked Sendable {
         cluster.stop()
         timers.cancelAll()
         host?.destroy()
+        senders.stop()
         coordinator.close()
         logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
     }

@@ -7,7 +7,7 @@ import XCTest
 final class HTTPRouterTests: XCTestCase {
     func testMountPointsAreTheRoutesFirstSegments() {
         let test = TestServer()
-        XCTAssertEqual(test.server.http.router.mountPoints, ["/healthz", "/metrics", "/api", "/frame", "/stream"])
+        XCTAssertEqual(test.server.http.router.mountPoints, ["/healthz", "/metrics", "/api", "/admin", "/frame", "/stream"])
         XCTAssertTrue(test.server.http.router.routes.contains { $0.path.mountPoint == "/api" && $0.methods == ["GET"] })
     }
 

@@ -78,6 +78,17 @@ extension HappyConfig {
         guard (10...1000).contains(crowd.tickMs) else { throw fail("crowd.tickMs", "must be between 10 and 1000") }
         guard crowd.tickAbove >= 1 else { throw fail("crowd.tickAbove", "must be at least 1") }
         guard crowd.presenceBatchAbove >= 0 else { throw fail("crowd.presenceBatchAbove", "must not be negative") }
+        for (index, webhook) in webhooks.enumerated() {
+            let key = "webhooks[\(index)]"
+            guard webhook.url.hasPrefix("http://") || webhook.url.hasPrefix("https://"), webhook.url.count > 8 else {
+                throw fail("\(key).url", "must be an http:// or https:// URL, got \"\(webhook.url)\"")
+            }
+            guard !webhook.events.isEmpty else { throw fail("\(key).events", "must list at least one delivery type") }
+            guard !webhook.secret.isEmpty else {
+                throw fail("\(key).secret", "must not be empty: it signs every batch (X-Happy-Signature)")
+            }
+        }
+        guard webhookQueueMax >= 1 else { throw fail("webhookQueueMax", "must be at least 1") }
         guard ["debug", "info", "warn", "error"].contains(log.level) else {
             throw fail("log.level", "must be one of debug, info, warn, error")
         }
@@ -159,6 +170,11 @@ struct ConfigReader {
                     default: throw unknown(name)
                     }
                 }
+            case "webhooks":
+                guard case .array(let list) = value else { throw wrongType("webhooks", "a list of objects", value) }
+                config.webhooks = []
+                for (index, entry) in list.enumerated() { config.webhooks.append(try readWebhook(entry, index: index)) }
+            case "webhookQueueMax": config.webhookQueueMax = try integer(value, key)
             case "log":
                 for (k, v) in try members(value, path: "log") {
                     let name = "log.\(k)"
@@ -172,6 +188,24 @@ struct ConfigReader {
                 throw unknown(key)
             }
         }
+    }
+
+    private func readWebhook(_ json: JSONValue, index: Int) throws(ConfigError) -> HappyConfig.Webhook {
+        var webhook = HappyConfig.Webhook(url: "", events: [], secret: "")
+        for (k, v) in try members(json, path: "webhooks[\(index)]") {
+            let name = "webhooks[\(index)].\(k)"
+            switch k {
+            case "url": webhook.url = try string(v, name)
+            case "secret": webhook.secret = try string(v, name)
+            case "events":
+                let names = WebhookEventType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                guard case .array(let items) = v else { throw wrongType(name, "a list of \(names)", v) }
+                webhook.events = []
+                for item in items { webhook.events.append(try choice(item, name, of: WebhookEventType.self)) }
+            default: throw unknown(name)
+            }
+        }
+        return webhook
     }
 
     private func readScene(_ json: JSONValue, into s: inout HappyConfig.SceneSection) throws(ConfigError) {

@@ -17,6 +17,10 @@ public struct HappyConfig: Equatable, Sendable {
     public var conformance = ConformanceSection()
     public var cluster = ClusterSection()
     public var crowd = CrowdSection()
+    /// Receivers of the rooms' news (PROTOCOL.md section 13).
+    public var webhooks: [Webhook] = []
+    /// Undelivered deliveries kept per webhook; past it the oldest are dropped.
+    public var webhookQueueMax = 100_000
     public var log = LogSection()
 
     public init() {}
@@ -117,6 +121,19 @@ public struct HappyConfig: Equatable, Sendable {
         public var dragon = DragonMode.each
     }
 
+    /// One webhook: where to POST, which deliveries, and the secret that signs them.
+    public struct Webhook: Equatable, Sendable {
+        public var url: String
+        public var events: [WebhookEventType]
+        public var secret: String
+
+        public init(url: String, events: [WebhookEventType], secret: String) {
+            self.url = url
+            self.events = events
+            self.secret = secret
+        }
+    }
+
     public struct LogSection: Equatable, Sendable {
         public var level = "info"
         public var format = "text"
@@ -151,4 +168,13 @@ public struct ConfigError: Error, Equatable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// What a webhook delivery reports (PROTOCOL.md section 13).
+public enum WebhookEventType: String, Equatable, Sendable, CaseIterable {
+    case roomCreated = "room.created"
+    case roomEmptied = "room.emptied"
+    case presenceJoined = "presence.joined"
+    case presenceLeft = "presence.left"
+    case event
 }

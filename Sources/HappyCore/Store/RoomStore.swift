@@ -93,6 +93,8 @@ public struct RoomCommit: Equatable, Sendable {
     /// whose answer was lost had landed. Two different commits built on the
     /// same seq (one refused, then another) must not share it.
     public var serial: UInt64
+    /// Webhook deliveries of these events (and of a new room), written with them.
+    public var deliveries: [OutboxDelivery] = []
 
     public init(room: String, epoch: String, baseSeq: UInt64, seq: UInt64, scene: Scene, events: [StoredEvent],
                 serial: UInt64 = 0) {
@@ -170,6 +172,10 @@ public protocol RoomStore: AnyObject, Sendable {
     func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage?
     /// The room right after event `seq` (or at `first` - 1).
     func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup
+    /// Queues webhook deliveries that no commit carries (presence, rooms emptied).
+    func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError)
+    /// Where the webhook senders read the queued deliveries (a connection of their own).
+    func webhookOutbox() throws(StoreError) -> any WebhookOutbox
     /// Forgets a room: its state and history (an operator deleted it; section 13).
     func deleteRoom(named name: String) throws(StoreError)
     /// Flushes and closes; no calls follow.
@@ -201,6 +207,9 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         self.historyLimit = historyLimit
     }
 
+    /// Webhook deliveries, in memory like everything else here.
+    public let outbox = MemoryWebhookOutbox()
+
     public var isSynchronous: Bool { true }
     public var kind: String { "memory" }
     public var keepsHistory: Bool { historyLimit > 0 }
@@ -217,9 +226,18 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         records.removeValue(forKey: name)
     }
 
+    public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
+        outbox.append(deliveries)
+    }
+
+    public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
+        outbox
+    }
+
     @discardableResult
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         for commit in commits {
+            outbox.append(commit.deliveries)
             let room = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene, history: [])
             // Taken out of the dictionary while it changes: a copy left there
             // would make every append copy the whole history.

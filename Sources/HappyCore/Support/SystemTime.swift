@@ -29,6 +29,15 @@ public enum Identifiers {
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: 12 - hex.count) + hex
     }
+
+    /// A webhook delivery's id: 24 random hex digits, unique in practice.
+    public static func newDeliveryID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return [generator.next() as UInt64, generator.next() as UInt64].map { value in
+            let hex = String(value & 0xFFFF_FFFF_FFFF, radix: 16)
+            return String(repeating: "0", count: 12 - hex.count) + hex
+        }.joined()
+    }
 }
 
 /// The shared heart-wave clock of PROTOCOL.md section 8.

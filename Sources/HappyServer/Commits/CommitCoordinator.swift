@@ -7,7 +7,8 @@ import HappyCore
 /// rooms' working state, counts what each room and connection has pending,
 /// calls the store and performs the actions the machine returns.
 final class CommitCoordinator {
-    private var machine = CommitMachine()
+    private var machine: CommitMachine
+    private let webhooks: WebhookFeed
     private let store: any StoreAccess
     private let reducer: SceneReducer
     private let publisher: IntentDelivery
@@ -23,7 +24,9 @@ final class CommitCoordinator {
     private var batchWaiters: [() -> Void] = []
 
     init(store: any StoreAccess, reducer: SceneReducer, publisher: IntentDelivery, catchUp: RoomCatchUp,
-         clock: ServiceClock, metrics: Metrics, logger: Logger) {
+         webhooks: WebhookFeed, clock: ServiceClock, metrics: Metrics, logger: Logger) {
+        machine = CommitMachine(webhooks: webhooks.routing)
+        self.webhooks = webhooks
         self.store = store
         self.reducer = reducer
         self.publisher = publisher
@@ -74,7 +77,9 @@ final class CommitCoordinator {
     /// the room stays in memory until then.
     func recordCreation(_ commit: RoomCommit, of runtime: RoomRuntime) {
         runtime.commits.creationQueued()
-        machine.created(commit, of: runtime)
+        var creation = commit
+        creation.deliveries = webhooks.created(commit.room, epoch: commit.epoch)
+        machine.created(creation, of: runtime)
     }
 
     /// The store answered a read (a room read again): it may be healthy again.
@@ -131,6 +136,9 @@ final class CommitCoordinator {
     private func execute(_ action: CommitAction) {
         switch action {
         case .record(let batch, let delay):
+            // Joins and leaves gathered so far go to the store first, so a
+            // webhook hears them in order with the events.
+            webhooks.flush()
             store.commit(batch.commits, after: delay) { [self] result in
                 perform(machine.commitFinished(batch: batch.id, result: result.outcome, seconds: result.seconds,
                                                now: clock.fresh()))
@@ -138,6 +146,7 @@ final class CommitCoordinator {
         case .recorded(let rooms, let seconds):
             if !rooms.isEmpty { metrics.commitLatency.observe(seconds) }
             for runtime in rooms { runtime.commits.recorded() }
+            webhooks.recorded()
         case .deliver(let intent):
             settle(intent)
             if let event = intent.applied.event, let frame = intent.frame {

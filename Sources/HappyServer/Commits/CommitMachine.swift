@@ -66,6 +66,8 @@ struct CommitMachine {
     #endif
 
     private(set) var pipeline = CommitPipeline()
+    /// Which webhooks get each event, written with it.
+    private let webhooks: WebhookRouting
     private(set) var storeHealthy = true
     /// Why the last store write failed, while it is unhealthy.
     private(set) var storeProblem = ""
@@ -78,6 +80,10 @@ struct CommitMachine {
     private var lastFailureLog = -Double.infinity
     /// Rooms whose working state still holds intents refused while in doubt.
     private var unsettledRooms: [RoomRuntime] = []
+
+    init(webhooks: WebhookRouting = WebhookRouting([])) {
+        self.webhooks = webhooks
+    }
 
     /// Nothing applied is waiting for the store.
     var isIdle: Bool { pipeline.isIdle }
@@ -113,7 +119,7 @@ struct CommitMachine {
     /// the store if none is in flight. A batch with nothing to write finishes at once.
     mutating func flush(withHistory: Bool, now: Double) -> [CommitAction] {
         var actions: [CommitAction] = []
-        while let batch = pipeline.startBatch(withHistory: withHistory) {
+        while let batch = pipeline.startBatch(withHistory: withHistory, webhooks: webhooks) {
             if batch.commits.isEmpty {
                 actions += finish(batch.id, .success([]), seconds: 0, now: now)
                 continue

@@ -60,9 +60,9 @@ struct CommitPipeline {
 
     /// Takes the open intents as the next batch, if none is in flight. With
     /// history, each event carries the dragon's label after it.
-    mutating func startBatch(withHistory: Bool) -> Batch? {
+    mutating func startBatch(withHistory: Bool, webhooks: WebhookRouting = WebhookRouting([])) -> Batch? {
         guard inFlight == nil, hasWork else { return nil }
-        let built = Self.commits(for: open, withHistory: withHistory)
+        let built = Self.commits(for: open, withHistory: withHistory, webhooks: webhooks)
         var commits = openCreations.map(\.commit) + built.commits
         for index in commits.indices {
             commits[index].serial = nextCommitSerial
@@ -102,7 +102,9 @@ struct CommitPipeline {
     /// followed from the room's recorded label (one batch is in flight at a
     /// time, so that label is up to date when the next batch starts).
     /// A batch rarely spans more than a few rooms: a linear search beats hashing.
-    static func commits(for intents: [PendingIntent], withHistory: Bool) -> (commits: [RoomCommit], rooms: [RoomRuntime]) {
+    /// Each event's webhook deliveries ride in its commit, so they are kept exactly when it is.
+    static func commits(for intents: [PendingIntent], withHistory: Bool,
+                        webhooks: WebhookRouting = WebhookRouting([])) -> (commits: [RoomCommit], rooms: [RoomRuntime]) {
         var commits: [RoomCommit] = []
         var rooms: [RoomRuntime] = []
         var roomLabels: [String] = []
@@ -120,7 +122,11 @@ struct CommitPipeline {
                 roomLabels.append(room.dragonStatus)
                 index = commits.count - 1
             }
-            guard withHistory, let index else { continue }
+            guard let index else { continue }
+            commits[index].deliveries += webhooks.deliveries(.event) {
+                WebhookEncoder.event(frame.payload, id: "\(room.epoch)-\(event.seq)", room: event.room, time: event.time)
+            }
+            guard withHistory else { continue }
             if let label = room.labels.after(event.name, dragon: event.state.dragon) { roomLabels[index] = label }
             commits[index].events.append(StoredEvent(seq: event.seq, json: frame.payload, dragonStatus: roomLabels[index]))
         }

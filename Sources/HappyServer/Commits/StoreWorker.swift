@@ -16,6 +16,8 @@ protocol StoreAccess: AnyObject {
     func load(_ name: String, after delay: Double, completion: @escaping (Result<StoredRoom?, StoreError>) -> Void)
     /// Records one batch's commits, `delay` seconds from now (a batch in doubt sent again).
     func commit(_ commits: [RoomCommit], after delay: Double, completion: @escaping (CommitResult) -> Void)
+    /// Queues webhook deliveries that no commit carries, in order with the commits.
+    func enqueue(_ deliveries: [OutboxDelivery], completion: @escaping (Result<Void, StoreError>) -> Void)
     /// Forgets a room, in order with the commits before it.
     func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void)
     /// Reads the store's past (history pages, past states), beside the writes.
@@ -41,6 +43,10 @@ extension StoreAccess {
 enum StoreCall {
     static func load(_ store: any RoomStore, _ name: String) -> Result<StoredRoom?, StoreError> {
         do throws(StoreError) { return .success(try store.loadRoom(named: name)) } catch { return .failure(error) }
+    }
+
+    static func enqueue(_ store: any RoomStore, _ deliveries: [OutboxDelivery]) -> Result<Void, StoreError> {
+        do throws(StoreError) { return .success(try store.enqueue(deliveries)) } catch { return .failure(error) }
     }
 
     static func delete(_ store: any RoomStore, _ name: String) -> Result<Void, StoreError> {
@@ -78,6 +84,10 @@ final class InlineStore: StoreAccess {
 
     func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void) {
         completion(StoreCall.delete(store, name))
+    }
+
+    func enqueue(_ deliveries: [OutboxDelivery], completion: @escaping (Result<Void, StoreError>) -> Void) {
+        completion(StoreCall.enqueue(store, deliveries))
     }
 
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,
@@ -123,6 +133,11 @@ final class StoreWorker: StoreAccess, Sendable {
     func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void) {
         let store = self.store
         run(after: 0, completion) { StoreCall.delete(store, name) }
+    }
+
+    func enqueue(_ deliveries: [OutboxDelivery], completion: @escaping (Result<Void, StoreError>) -> Void) {
+        let store = self.store
+        run(after: 0, completion) { StoreCall.enqueue(store, deliveries) }
     }
 
     func read<Value>(_ read: @escaping @Sendable (any RoomStore) -> Result<Value, StoreError>,

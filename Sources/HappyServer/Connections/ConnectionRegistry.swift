@@ -21,6 +21,7 @@ final class ConnectionRegistry {
     private let intake: MessageIntake
     private let broadcaster: Broadcaster
     private let crowd: CrowdDelivery
+    private let webhooks: WebhookFeed
     private let pointers: PointerService
     private let clusterBus: (any ClusterBus)?
     private let lifecycle: ServerLifecycle
@@ -31,7 +32,8 @@ final class ConnectionRegistry {
     private let releaseFreeMemory: () -> Void
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
-         broadcaster: Broadcaster, crowd: CrowdDelivery, pointers: PointerService, clusterBus: (any ClusterBus)?,
+         broadcaster: Broadcaster, crowd: CrowdDelivery, webhooks: WebhookFeed, pointers: PointerService,
+         clusterBus: (any ClusterBus)?,
          lifecycle: ServerLifecycle,
          metrics: Metrics, logger: Logger, clock: ServiceClock, releaseFreeMemory: @escaping () -> Void = {}) {
         self.config = config
@@ -42,6 +44,7 @@ final class ConnectionRegistry {
         self.intake = intake
         self.broadcaster = broadcaster
         self.crowd = crowd
+        self.webhooks = webhooks
         self.pointers = pointers
         self.clusterBus = clusterBus
         self.lifecycle = lifecycle
@@ -158,9 +161,11 @@ final class ConnectionRegistry {
     }
 
     private func join(_ connection: Connection, _ runtime: RoomRuntime) {
-        directory.endReservation(in: runtime)
-        guard !connection.isClosed, connection.output.closeRequest == nil else { return }
+        guard !connection.isClosed, connection.output.closeRequest == nil else {
+            return directory.endReservation(in: runtime)
+        }
         guard let room = runtime.room else {
+            directory.endReservation(in: runtime)
             broadcaster.close(connection, code: .internalError,
                               reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
@@ -171,8 +176,9 @@ final class ConnectionRegistry {
         if !connection.isObserver {
             clusterBus?.announce(joined: connection.participant, in: runtime.name)
             crowd.joined(connection.participant, in: runtime, countAfter: runtime.presenceCount + 1)
+            webhooks.presence(.presenceJoined, connection.participant, in: runtime)
         }
-        directory.seat(connection, in: runtime)
+        directory.takeReservedSeat(connection, in: runtime)
         broadcaster.joined(connection, runtime)
 
         let resume = connection.membership.resume
@@ -212,6 +218,7 @@ final class ConnectionRegistry {
         pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         crowd.left(connection.participant, in: runtime, countBefore: countBefore)
+        webhooks.presence(.presenceLeft, connection.participant, in: runtime)
     }
 
     // MARK: keepalive and sweep

@@ -7,13 +7,16 @@ final class StatusRoutes {
     private let registry: ConnectionRegistry
     private let directory: RoomDirectory
     private let streams: FrameStreams
+    private let webhookStats: WebhookStats
     private let responder: HTTPResponder
     private let metrics: Metrics
     private let clock: ServiceClock
     private let startedAt: Double
 
     init(coordinator: CommitCoordinator, cluster: ClusterLink, registry: ConnectionRegistry, directory: RoomDirectory,
-         streams: FrameStreams, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock) {
+         streams: FrameStreams, webhookStats: WebhookStats, responder: HTTPResponder, metrics: Metrics,
+         clock: ServiceClock) {
+        self.webhookStats = webhookStats
         self.coordinator = coordinator
         self.cluster = cluster
         self.registry = registry
@@ -57,6 +60,10 @@ final class StatusRoutes {
                       occupiedRooms: directory.occupiedCount, storeHealthy: coordinator.storeHealthy,
                       frameStreams: streams.open.count,
                       tickingRooms: directory.rooms.values.filter { $0.crowd.mode == .tick }.count,
+                      webhooksDelivered: webhookStats.delivered.load(ordering: .relaxed),
+                      webhookBatches: webhookStats.batches.load(ordering: .relaxed),
+                      webhookFailedAttempts: webhookStats.failedAttempts.load(ordering: .relaxed),
+                      webhooksDropped: webhookStats.dropped.load(ordering: .relaxed),
                       uptimeSeconds: clock.fresh() - startedAt,
                       process: ProcessStats.read())
     }

@@ -9,6 +9,10 @@ struct MetricsGauges {
     var storeHealthy = true
     var frameStreams = 0
     var tickingRooms = 0
+    var webhooksDelivered = 0
+    var webhookBatches = 0
+    var webhookFailedAttempts = 0
+    var webhooksDropped = 0
     var uptimeSeconds = 0.0
     var process = ProcessStats()
 }
@@ -103,6 +107,13 @@ enum MetricsRenderer {
         single("happy_rooms_ticking", "gauge", "Rooms delivering ticks.", gauges.tickingRooms)
         single("happy_votes_total", "counter", "Dragon votes counted.", metrics.votes)
         single("happy_vote_rounds_total", "counter", "Rounds of dragon votes decided.", metrics.voteRounds)
+        single("happy_webhook_deliveries_total", "counter", "Webhook deliveries their receivers accepted.",
+               gauges.webhooksDelivered)
+        single("happy_webhook_batches_total", "counter", "Webhook batches their receivers accepted.", gauges.webhookBatches)
+        single("happy_webhook_failed_attempts_total", "counter", "Webhook batches that got no 2xx answer (retried).",
+               gauges.webhookFailedAttempts)
+        single("happy_webhook_dropped_total", "counter", "Webhook deliveries dropped past webhookQueueMax.",
+               gauges.webhooksDropped)
         let process = gauges.process
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)

@@ -17,6 +17,7 @@ final class RoomDirectory {
     private let labels: DragonStatus
     private let store: any StoreAccess
     private let coordinator: CommitCoordinator
+    private let webhooks: WebhookFeed
     private let clusterBus: (any ClusterBus)?
     private let clock: ServiceClock
     private let metrics: Metrics
@@ -24,7 +25,8 @@ final class RoomDirectory {
 
     /// `labels`: the dragon label's texts, from the art.
     init(config: HappyConfig, labels: DragonStatus, store: any StoreAccess, coordinator: CommitCoordinator,
-         clusterBus: (any ClusterBus)?, clock: ServiceClock, metrics: Metrics, logger: Logger) {
+         webhooks: WebhookFeed, clusterBus: (any ClusterBus)?, clock: ServiceClock, metrics: Metrics, logger: Logger) {
+        self.webhooks = webhooks
         self.config = config
         self.labels = labels
         self.store = store
@@ -113,8 +115,13 @@ final class RoomDirectory {
         changeOccupancy(of: runtime) { runtime.endReservation() }
     }
 
-    func seat(_ connection: Connection, in runtime: RoomRuntime) {
-        changeOccupancy(of: runtime) { runtime.add(connection) }
+    /// The connection's reservation becomes its seat, in one step: the room
+    /// never looks empty in between.
+    func takeReservedSeat(_ connection: Connection, in runtime: RoomRuntime) {
+        changeOccupancy(of: runtime) {
+            runtime.endReservation()
+            runtime.add(connection)
+        }
     }
 
     /// The connection closed: out of its room, welcomed or not.
@@ -129,7 +136,10 @@ final class RoomDirectory {
         let after = runtime.isOccupied
         if before != after {
             occupiedCount += after ? 1 : -1
-            if !after { runtime.touch(now: clock.fresh()) }
+            if !after {
+                runtime.touch(now: clock.fresh())
+                webhooks.emptied(runtime)
+            }
         }
     }
 

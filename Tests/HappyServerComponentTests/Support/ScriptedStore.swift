@@ -99,6 +99,7 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
                     continue
                 }
                 if conflicts.contains(where: { $0.room == commit.room }) { continue }
+                outbox.append(commit.deliveries)
                 var history = rooms[commit.room].map { $0.epoch == commit.epoch ? $0.history : [] } ?? []
                 history += commit.events
                 rooms[commit.room] = StoredRoom(name: commit.room, epoch: commit.epoch, seq: commit.seq,
@@ -109,6 +110,14 @@ final class ScriptedStore: RoomStore, @unchecked Sendable {
         if let refusal { throw refusal }
         return conflicts
     }
+
+    let outbox = MemoryWebhookOutbox()
+
+    func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
+        outbox.append(deliveries)
+    }
+
+    func webhookOutbox() throws(StoreError) -> any WebhookOutbox { outbox }
 
     func deleteRoom(named name: String) throws(StoreError) {
         locked { _ = rooms.removeValue(forKey: name) }

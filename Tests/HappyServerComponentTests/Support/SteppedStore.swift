@@ -8,7 +8,7 @@ import HappyCore
 final class SteppedStore: StoreAccess {
     /// One store call waiting to run.
     struct Job {
-        enum Kind: Equatable { case load(String), commit([String]), read, delete(String) }
+        enum Kind: Equatable { case load(String), commit([String]), read, delete(String), enqueue(Int) }
         let kind: Kind
         let delay: Double
         let run: () -> Void
@@ -37,6 +37,11 @@ final class SteppedStore: StoreAccess {
         jobs.append(Job(kind: .commit(commits.map(\.room)), delay: delay) {
             completion(StoreCall.commit(store, commits))
         })
+    }
+
+    func enqueue(_ deliveries: [OutboxDelivery], completion: @escaping (Result<Void, StoreError>) -> Void) {
+        let store = self.store
+        jobs.append(Job(kind: .enqueue(deliveries.count), delay: 0) { completion(StoreCall.enqueue(store, deliveries)) })
     }
 
     func delete(_ name: String, completion: @escaping (Result<Void, StoreError>) -> Void) {

@@ -57,8 +57,10 @@ final class TestServer {
     /// `stepped`: store calls wait until the test runs them (else a store
     /// that is not synchronous runs on the real store worker's threads).
     /// `clusterBus`: a cluster node's bus (a `FakeClusterBus`).
+    /// `webhookPoster`: webhooks' batches go there (their sender threads start with the server).
     init(config: HappyConfig = TestServer.config(), store: (any RoomStore)? = nil,
-         tokenVerifier: TokenVerifier? = nil, stepped: SteppedStore? = nil, clusterBus: (any ClusterBus)? = nil) {
+         tokenVerifier: TokenVerifier? = nil, stepped: SteppedStore? = nil, clusterBus: (any ClusterBus)? = nil,
+         webhookPoster: (any WebhookPoster)? = nil) {
         self.config = config
         time = ManualTimeSource()
         timers = ManualTimers(time: time)
@@ -66,11 +68,16 @@ final class TestServer {
         do {
             server = try HappyServer(config: config, store: store, logger: Logger(level: .error),
                                      tokenVerifier: tokenVerifier, clusterBus: clusterBus, time: time, timers: timers,
-                                     storeAccess: stepped)
+                                     storeAccess: stepped, webhookPoster: webhookPoster)
         } catch {
             fatalError("the test server could not be built: \(error)")
         }
         server.cluster.start()
+        server.startWebhooks()
+    }
+
+    deinit {
+        server.senders.stop()
     }
 
     /// The defaults, with `change` applied.

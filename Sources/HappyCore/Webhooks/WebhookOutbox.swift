@@ -1,0 +1,88 @@
+import Synchronization
+
+/// One delivery for one webhook (PROTOCOL.md section 13), encoded once as
+/// the JSON object a batch lists.
+public struct OutboxDelivery: Equatable, Sendable {
+    /// The webhook's index in the configuration's `webhooks`.
+    public var webhook: Int
+    public var json: [UInt8]
+
+    public init(webhook: Int, json: [UInt8]) {
+        self.webhook = webhook
+        self.json = json
+    }
+}
+
+/// A delivery waiting in an outbox; `number` orders a webhook's deliveries.
+public struct OutboxEntry: Equatable, Sendable {
+    public var number: UInt64
+    public var json: [UInt8]
+
+    public init(number: UInt64, json: [UInt8]) {
+        self.number = number
+        self.json = json
+    }
+}
+
+/// The deliveries their webhooks have not accepted yet, kept by the store
+/// (durably when the store is): event deliveries are written in the same
+/// transaction as their events, so an acknowledged event's deliveries are
+/// never lost. Read and emptied by the webhook senders, from threads of
+/// their own.
+public protocol WebhookOutbox: AnyObject, Sendable {
+    /// The oldest waiting deliveries of `webhook`, at most `limit`, in order.
+    func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry]
+    /// Forgets the deliveries of `webhook` up to `number`: its receiver took them.
+    func remove(webhook: Int, through number: UInt64) throws(StoreError)
+    /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
+    func trim(webhook: Int, keep: Int) throws(StoreError) -> Int
+}
+
+/// The outbox of a store that keeps nothing on disk: deliveries in memory,
+/// lost with the process.
+public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
+    private struct Queues {
+        var byWebhook: [Int: RingQueue<OutboxEntry>] = [:]
+        var nextNumber: UInt64 = 1
+    }
+
+    private let state = Mutex(Queues())
+
+    public init() {}
+
+    public func append(_ deliveries: [OutboxDelivery]) {
+        state.withLock { state in
+            for delivery in deliveries {
+                state.byWebhook[delivery.webhook, default: RingQueue()]
+                    .append(OutboxEntry(number: state.nextNumber, json: delivery.json))
+                state.nextNumber += 1
+            }
+        }
+    }
+
+    public func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry] {
+        state.withLock { state in
+            guard let queue = state.byWebhook[webhook] else { return [] }
+            return (0..<min(limit, queue.count)).map { queue[$0] }
+        }
+    }
+
+    public func remove(webhook: Int, through number: UInt64) throws(StoreError) {
+        state.withLock { state in
+            while let first = state.byWebhook[webhook]?.first, first.number <= number {
+                _ = state.byWebhook[webhook]?.removeFirst()
+            }
+        }
+    }
+
+    public func trim(webhook: Int, keep: Int) throws(StoreError) -> Int {
+        state.withLock { state in
+            var dropped = 0
+            while let count = state.byWebhook[webhook]?.count, count > keep {
+                _ = state.byWebhook[webhook]?.removeFirst()
+                dropped += 1
+            }
+            return dropped
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CSQLite
+import Foundation
+import HappyCore
+
+/// The webhook outbox in the room store's database (table `webhook_outbox`):
+/// event deliveries are inserted in the commits of their events, the others
+/// on their own; the senders read and remove them here, on a connection of
+/// their own. One call at a time, under its lock.
+final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
+    static let createTable = """
+        CREATE TABLE IF NOT EXISTS webhook_outbox (number INTEGER PRIMARY KEY AUTOINCREMENT,
+            webhook INTEGER NOT NULL, json BLOB NOT NULL);
+        CREATE INDEX IF NOT EXISTS webhook_outbox_by_webhook ON webhook_outbox (webhook, number);
+        """
+    static let insertSQL = "INSERT INTO webhook_outbox (webhook, json) VALUES (?1, ?2)"
+
+    private let lock = NSLock()
+    private let path: String
+    private let database: SQLiteDatabase
+    private let selectWaiting: SQLiteStatement
+    private let deleteThrough: SQLiteStatement
+    private let countWaiting: SQLiteStatement
+    private let deleteOldest: SQLiteStatement
+
+    init(path: String, fileSystem: String) throws(SQLiteError) {
+        self.path = path
+        database = try SQLiteDatabase(path: path, vfs: fileSystem)
+        selectWaiting = try database.prepare(
+            "SELECT number, json FROM webhook_outbox WHERE webhook = ?1 ORDER BY number LIMIT ?2")
+        deleteThrough = try database.prepare("DELETE FROM webhook_outbox WHERE webhook = ?1 AND number <= ?2")
+        countWaiting = try database.prepare("SELECT count(*) FROM webhook_outbox WHERE webhook = ?1")
+        deleteOldest = try database.prepare("""
+            DELETE FROM webhook_outbox WHERE number IN
+              (SELECT number FROM webhook_outbox WHERE webhook = ?1 ORDER BY number LIMIT ?2)
+            """)
+    }
+
+    func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry] {
+        try locked("reading the webhook outbox") { () throws(SQLiteError) in
+            defer { selectWaiting.reset() }
+            try selectWaiting.bind(1, Int64(webhook))
+            try selectWaiting.bind(2, Int64(limit))
+            var entries: [OutboxEntry] = []
+            while try selectWaiting.step() {
+                entries.append(OutboxEntry(number: UInt64(selectWaiting.int64(0)), json: selectWaiting.blob(1)))
+            }
+            return entries
+        }
+    }
+
+    func remove(webhook: Int, through number: UInt64) throws(StoreError) {
+        try locked("removing delivered webhook deliveries") { () throws(SQLiteError) in
+            try deleteThrough.bind(1, Int64(webhook))
+            try deleteThrough.bind(2, Int64(number))
+            try deleteThrough.run()
+        }
+    }
+
+    func trim(webhook: Int, keep: Int) throws(StoreError) -> Int {
+        try locked("trimming the webhook outbox") { () throws(SQLiteError) -> Int in
+            let count: Int64
+            do {
+                defer { countWaiting.reset() }
+                try countWaiting.bind(1, Int64(webhook))
+                _ = try countWaiting.step()
+                count = countWaiting.int64(0)
+            }
+            guard count > keep else { return 0 }
+            try deleteOldest.bind(1, Int64(webhook))
+            try deleteOldest.bind(2, count - Int64(keep))
+            try deleteOldest.run()
+            return Int(count) - keep
+        }
+    }
+
+    private func locked<T>(_ what: String, _ body: () throws(SQLiteError) -> T) throws(StoreError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try body()
+        } catch {
+            throw StoreError(.io, "\(what) in \(path): \(error)")
+        }
+    }
+
+    deinit {
+        for statement in [selectWaiting, deleteThrough, countWaiting, deleteOldest] { statement.finalize() }
+        database.close()
+    }
+}

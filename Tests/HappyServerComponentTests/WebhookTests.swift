@@ -1,0 +1,131 @@
+import Foundation
+import HappyCore
+@testable import HappyServer
+import XCTest
+
+/// A receiver in memory: records each batch it is sent and answers with the status it is told.
+final class RecordingPoster: WebhookPoster, @unchecked Sendable {
+    struct Post {
+        let url: String
+        let body: [UInt8]
+        let headers: [(name: String, value: String)]
+        var deliveries: [JSONValue] { (try? JSONParser.parse(body))?["deliveries"]?.arrayValue ?? [] }
+        func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+    }
+
+    private let lock = NSLock()
+    private var recorded: [Post] = []
+    private var status = 200
+    private var answered: [Post] = []
+
+    var posts: [Post] { lock.withLock { recorded } }
+    /// The deliveries of the batches it accepted, in order.
+    var accepted: [JSONValue] { lock.withLock { answered.flatMap(\.deliveries) } }
+
+    func answer(_ status: Int) { lock.withLock { self.status = status } }
+
+    func post(url: String, body: [UInt8], headers: [(name: String, value: String)], timeoutSeconds: Double)
+        -> Result<Int, WebhookPostError> {
+        lock.withLock {
+            let post = Post(url: url, body: body, headers: headers)
+            recorded.append(post)
+            if (200..<300).contains(status) { answered.append(post) }
+            return .success(status)
+        }
+    }
+}
+
+/// Webhooks in-process (PROTOCOL.md section 13): what is delivered, how it
+/// is signed, retried and bounded. The senders are real threads; the
+/// receiver is in memory.
+final class WebhookTests: XCTestCase {
+    private let secret = "webhook-secret"
+
+    private func server(events: [WebhookEventType] = WebhookEventType.allCases, queueMax: Int = 100_000,
+                        poster: RecordingPoster) -> TestServer {
+        TestServer(config: TestServer.config {
+            $0.webhooks = [HappyConfig.Webhook(url: "http://127.0.0.1:9/hook", events: events, secret: secret)]
+            $0.webhookQueueMax = queueMax
+        }, webhookPoster: poster)
+    }
+
+    /// Ends loop turns until `condition` holds (the senders are other threads).
+    private func wait(_ test: TestServer, _ what: String, timeout: Double = 10, _ condition: () -> Bool) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !condition() {
+            guard Date() < deadline else { return XCTFail("timed out waiting for \(what)") }
+            test.turn()
+            usleep(2000)
+        }
+    }
+
+    func testARoomsNewsArriveSignedAndInOrder() throws {
+        let poster = RecordingPoster()
+        let test = server(poster: poster)
+        let alice = test.joined(name: "alice")
+        // The room's creation is recorded at the end of the turn it loads
+        // in, before any client can have read its welcome and answered.
+        test.turn()
+        _ = test.connect(name: "dash", query: ["observe": "1"])
+        test.sendIntent(alice, "dragon.forward", id: "f")
+        test.close(alice)
+        wait(test, "four deliveries") { poster.accepted.count >= 4 }
+        let deliveries = poster.accepted
+        XCTAssertEqual(deliveries.compactMap { $0["type"]?.stringValue },
+                       ["room.created", "presence.joined", "event", "presence.left"],
+                       "the observer is not reported; the room is not empty while it watches")
+        XCTAssertEqual(deliveries[1]["data"]?["name"]?.stringValue, "alice")
+        XCTAssertEqual(deliveries[2]["data"]?["name"]?.stringValue, "forwardButtonClicked:", "the event as broadcast")
+        XCTAssertEqual(deliveries[2]["room"]?.stringValue, "lobby")
+        XCTAssertEqual(Set(deliveries.compactMap { $0["id"]?.stringValue }).count, deliveries.count, "unique ids")
+
+        let post = try XCTUnwrap(poster.posts.first)
+        XCTAssertEqual(post.url, "http://127.0.0.1:9/hook")
+        let expected = HMACSHA256.digest(key: Array(secret.utf8), message: post.body).map { String(format: "%02x", $0) }.joined()
+        XCTAssertEqual(post.header("X-Happy-Signature"), "sha256=\(expected)")
+        XCTAssertEqual(post.header("Content-Type"), "application/json")
+    }
+
+    func testTheLastClientLeavingEmptiesTheRoom() {
+        let poster = RecordingPoster()
+        let test = server(events: [.roomEmptied], poster: poster)
+        let (a, b) = (test.joined(room: "den"), test.joined(room: "den"))
+        test.close(a)
+        test.close(b)
+        wait(test, "room.emptied") { !poster.accepted.isEmpty }
+        XCTAssertEqual(poster.accepted.compactMap { $0["type"]?.stringValue }, ["room.emptied"])
+        XCTAssertEqual(poster.accepted.first?["room"]?.stringValue, "den")
+    }
+
+    func testAReceiverThatFailsIsRetriedAndGetsEverythingInOrder() {
+        let poster = RecordingPoster()
+        poster.answer(503)
+        let test = server(events: [.event], poster: poster)
+        let client = test.joined()
+        for value in 1...5 { test.sendIntent(client, "face.setHappiness", #""value":\#(value * 10)"#) }
+        wait(test, "a first attempt") { poster.posts.count >= 1 }
+        XCTAssertTrue(poster.accepted.isEmpty)
+        for value in 6...8 { test.sendIntent(client, "face.setHappiness", #""value":\#(value * 10)"#) }
+        poster.answer(200)
+        wait(test, "every event") { poster.accepted.count >= 8 }
+        XCTAssertEqual(poster.accepted.compactMap { $0["data"]?["seq"]?.intValue }, Array(1...8), "in order, none lost")
+        XCTAssertGreaterThanOrEqual(test.server.senders.stats.failedAttempts.load(ordering: .relaxed), 1)
+    }
+
+    func testPastTheQueueBoundTheOldestAreDropped() {
+        let poster = RecordingPoster()
+        poster.answer(500)
+        let test = server(events: [.event], queueMax: 3, poster: poster)
+        let client = test.joined()
+        test.sendIntent(client, "face.setHappiness", #""value":5"#)
+        wait(test, "a first failed attempt") { poster.posts.count >= 1 }
+        for value in 2...10 { test.sendIntent(client, "face.setHappiness", #""value":\#(value * 5)"#) }
+        // The retry trims the queue to its bound before it posts again.
+        wait(test, "a retry") { poster.posts.count >= 2 }
+        XCTAssertEqual(poster.posts.last?.deliveries.count, 3)
+        poster.answer(200)
+        wait(test, "the newest three") { poster.accepted.count >= 3 }
+        XCTAssertEqual(poster.accepted.compactMap { $0["data"]?["seq"]?.intValue }, [8, 9, 10])
+        XCTAssertEqual(test.server.senders.stats.dropped.load(ordering: .relaxed), 7)
+    }
+}
