@@ -53,7 +53,7 @@ run: release
 client: bootstrap-build
 	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
 
-TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyClientCLITests HappyServerComponentTests HappyServerTests
+TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyCurlTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
 test: bootstrap-test
 	scripts/check-ownership.py

@@ -31,11 +31,11 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
-        // OpenSSL's TLS client, for happyclient's https requests.
+        // libcurl, for outgoing HTTP and HTTPS.
         .systemLibrary(
-            name: "CTLS",
-            pkgConfig: "libssl",
-            providers: [.apt(["libssl-dev"])]
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
         .systemLibrary(
@@ -77,6 +77,9 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
         ),
 
+        // Blocking HTTP requests on libcurl: the only module that imports it.
+        .target(name: "HappyCurl", dependencies: ["CCurl"]),
+
         // The durable room store on SQLite (WAL, group commit).
         .target(name: "HappySQLite", dependencies: ["HappyCore", "CSQLite"]),
 
@@ -88,9 +91,10 @@ let package = Package(
         .target(name: "HappyClientKit", dependencies: ["HappyCore", "HappyLWS"]),
 
         // The terminal client: argument parser, commands, output, the `play` screen.
-        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "CTLS"]),
+        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "HappyCurl"]),
 
-        .executableTarget(name: "happyserver", dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis"]),
+        .executableTarget(name: "happyserver",
+                          dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis", "HappyCurl"]),
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
@@ -101,6 +105,7 @@ let package = Package(
         .testTarget(name: "HappySQLiteTests", dependencies: ["HappySQLite", "HappyCore"]),
         .testTarget(name: "HappyRenderTests", dependencies: ["HappyRender", "HappyCore"]),
         .testTarget(name: "HappyLWSTests", dependencies: ["HappyLWS", "HappyCore"]),
+        .testTarget(name: "HappyCurlTests", dependencies: ["HappyCurl"]),
         .testTarget(name: "HappyClientKitTests", dependencies: ["HappyClientKit", "HappyCore"]),
         .testTarget(name: "HappyClientCLITests", dependencies: ["HappyClientCLI", "HappyClientKit", "HappyCore"]),
         // The server's components in-process: fake transports, a manual clock, no sockets.

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 purpose=${1:-build}
-packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev libcairo2-dev libdeflate-dev)
+packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev libcairo2-dev libdeflate-dev libcurl4-openssl-dev)
 case "$purpose" in
   build) ;;
   test) packages+=(openssl curl redis-server tmux chromium chromium-driver python3-venv) ;;

@@ -171,6 +171,8 @@ public final class LWSCallbackRoute {
     /// The epoll loop lws runs on and its nudge (see `happy_loop_nudge`);
     /// nil on lws's own poll() loop.
     @usableFromInline var loopNudge: (loop: UnsafeMutableRawPointer, nudge: UnsafeMutablePointer<happy_loop_nudge>)?
+    /// Headers for the file mount's answers (`LWSServerDescription.fileHeaders`).
+    var fileHeaders: LWSFileHeaders?
 
     /// A route to `handler`. Inlinable so that the dispatch is specialized
     /// for the handler's type: a direct call, no witness table or box.
@@ -220,6 +222,11 @@ func lwsRoutedCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ 
     // The route outlives its context: no retain/release per callback.
     return Unmanaged<LWSCallbackRoute>.fromOpaque(route)._withUnsafeGuaranteedRef { route in
         guard route.isOpen else { return lws_callback_http_dummy(wsi, reason, user, input, length) }
+        // A static file's headers (and a WebSocket handshake's, which the policy leaves alone), then the handler.
+        if reason == LWS_CALLBACK_ADD_HEADERS, let fileHeaders = route.fileHeaders,
+           !LWSConnection(wsi).addFileHeaders(fileHeaders, into: input) {
+            return -1
+        }
         return route.dispatch(route.handler, LWSCallback(connection: LWSConnection(wsi), reason: LWSCallbackReason(reason),
                                                          user: user, input: input, length: length))
     }

@@ -40,6 +40,8 @@ public struct LWSServerDescription: Sendable {
     /// Static files: `directory` served at `mountpoint`, `defaultFile` for a
     /// directory. Tried before the callback mounts, which take their paths.
     public var fileMount: (mountpoint: String, directory: String, defaultFile: String)?
+    /// Headers for the file mount's answers, per request.
+    public var fileHeaders: LWSFileHeaders?
     /// Accept permessage-deflate, with this answer's parameters.
     public var permessageDeflate: Bool
     public var deflateParameters: String
@@ -67,7 +69,7 @@ public struct LWSServerDescription: Sendable {
     public init(host: String, port: Int, vhostName: String = "default", protocols: [LWSProtocol],
                 callbackMounts: [(mountpoint: String, protocolName: String)] = [],
                 fileMount: (mountpoint: String, directory: String, defaultFile: String)? = nil,
-                permessageDeflate: Bool = false,
+                fileHeaders: LWSFileHeaders? = nil, permessageDeflate: Bool = false,
                 deflateParameters: String = "permessage-deflate; client_no_context_takeover; client_max_window_bits",
                 tls: (certificatePath: String, privateKeyPath: String)? = nil, validatesUTF8: Bool = true,
                 requestTimeoutSeconds: UInt32 = 10, keepaliveTimeoutSeconds: Int32 = 5,
@@ -80,6 +82,7 @@ public struct LWSServerDescription: Sendable {
         self.protocols = protocols
         self.callbackMounts = callbackMounts
         self.fileMount = fileMount
+        self.fileHeaders = fileHeaders
         self.permessageDeflate = permessageDeflate
         self.deflateParameters = deflateParameters
         self.tls = tls
@@ -125,6 +128,7 @@ public final class LWSServerHost {
     @usableFromInline
     init(_ description: LWSServerDescription, route: LWSCallbackRoute) throws(LWSHostError) {
         self.route = route
+        route.fileHeaders = description.fileHeaders
         let storage = LWSContextStorage()
         self.storage = storage
         description.logLevel.apply()
@@ -278,6 +282,7 @@ final class LWSContextStorage {
         if let files = description.fileMount {
             let fileMount = mount(at: files.mountpoint, origin: files.directory, kind: LWSMPRO_FILE, next: chain)
             fileMount.pointee.def = strings.constant(files.defaultFile)
+            if let bound = description.fileHeaders?.protocolName { fileMount.pointee.protocol = strings.constant(bound) }
             chain = fileMount
         }
         return chain.map { UnsafePointer($0) }

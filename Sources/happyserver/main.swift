@@ -69,7 +69,8 @@ do {
 let server: HappyServer
 do {
     server = try HappyServer(config: config, store: store, logger: logger,
-                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config))
+                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config),
+                             webhookPoster: CurlWebhookPoster())
     try server.start()
 } catch {
     store.close()

@@ -100,6 +100,61 @@ final class PointerServiceTests: XCTestCase {
         XCTAssertTrue(harness.server.directory["lobby"]?.pointers.visible.isEmpty ?? false)
     }
 
+    /// Section 10: a client never receives its own pointer, so neither its own id in `gone`.
+    func testAClientThatHidesItsPointerIsNotToldItsOwnIsGone() {
+        let harness = TestServer()
+        let (alice, bob, carol) = (harness.joined(name: "alice"), harness.joined(name: "bob"), harness.joined(name: "carol"))
+        harness.send(alice, pointer("face", 0.5))
+        harness.server.pointers.tick()
+        for client in [alice, bob, carol] { _ = harness.messages(of: client) }
+
+        harness.send(alice, #"{"type":"pointer","view":null}"#)
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+        XCTAssertEqual(batches(harness, alice).count, 0, "nothing else changed: alice gets no batch at all")
+        XCTAssertEqual(goneIDs(batches(harness, bob).last), [alice.id])
+
+        // Hidden in the same interval as another's move: alice's copy has the move, not her own id.
+        harness.send(alice, pointer("face", 0.4))
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+        for client in [alice, bob, carol] { _ = harness.messages(of: client) }
+        harness.send(alice, #"{"type":"pointer","view":null}"#)
+        harness.send(carol, pointer("heart", 0.3))
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+        let toAlice = batches(harness, alice)
+        XCTAssertEqual(toAlice.count, 1)
+        XCTAssertEqual(ids(toAlice.last), [carol.id])
+        XCTAssertEqual(goneIDs(toAlice.last), [], "not her own id")
+        XCTAssertEqual(goneIDs(batches(harness, bob).last), [alice.id])
+        XCTAssertEqual(goneIDs(batches(harness, carol).last), [alice.id])
+    }
+
+    /// The catch-up after skipped batches lists what went meanwhile, but not the receiver itself.
+    func testACatchUpDoesNotListTheReceiversOwnPointerAsGone() {
+        let harness = TestServer(config: TestServer.config { $0.limits.maxQueuedBytes = 2048 })
+        let (alice, slow) = (harness.joined(name: "alice"), harness.joined(name: "slow"))
+        harness.send(slow, pointer("heart", 0.9))
+        for step in 1...20 {
+            harness.send(alice, pointer("face", Double(step) / 20))
+            harness.advance(by: 0.06)
+            harness.server.pointers.tick()
+        }
+        XCTAssertGreaterThan(harness.metrics.pointerSkips, 0, "the slow client was skipped")
+        harness.send(slow, #"{"type":"pointer","view":null}"#)
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+
+        _ = harness.messages(of: slow)  // it catches up
+        harness.send(alice, pointer("face", 0.33))
+        harness.advance(by: 0.06)
+        harness.server.pointers.tick()
+        let catchUp = batches(harness, slow).last
+        XCTAssertEqual(ids(catchUp), [alice.id], "the full list after a skip")
+        XCTAssertEqual(goneIDs(catchUp), [], "its own hidden pointer is not listed")
+    }
+
     func testALongQueueSkipsBatchesThenGetsEveryPointer() {
         let harness = TestServer(config: TestServer.config { $0.limits.maxQueuedBytes = 2048 })
         let (alice, bob, slow) = (harness.joined(name: "alice"), harness.joined(name: "bob"), harness.joined(name: "slow"))

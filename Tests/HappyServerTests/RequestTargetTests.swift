@@ -46,7 +46,7 @@ final class RequestTargetTests: XCTestCase {
             XCTAssertEqual(error?["code"]?.stringValue, "invalid_value", "\(target): \(response.body)")
             XCTAssertTrue(error?["message"]?.stringValue?.contains(argument) == true, "\(target): names \(argument)")
         }
-        XCTAssertEqual(try RawHTTP.get(port: server.port, target: "/api/state?room=lobby&note=a%20b").status, 200,
+        XCTAssertEqual(try RawHTTP.get(port: server.port, target: "/api/state?room=lobby&token=a%20b").status, 200,
                        "printable characters pass")
     }
 
@@ -76,7 +76,7 @@ final class RequestTargetTests: XCTestCase {
         let longRoom = String(repeating: "r", count: 1100)
         let state = try RawHTTP.get(port: server.port, target: "/api/state?room=\(longRoom)")
         XCTAssertEqual(state.status, 400, "a room name of 1100 characters is refused, not replaced by the default room")
-        let named = try RawHTTP.get(port: server.port, target: "/api/state?pad=\(longRoom)&room=other")
+        let named = try RawHTTP.get(port: server.port, target: "/api/state?token=\(longRoom)&room=other")
         XCTAssertEqual(jsonBody(named.body)?["room"]?.stringValue, "other", "arguments after a long one are read")
         let client = TestClient(url: server.wsURL, query: [("name", String(repeating: "n", count: 1100))])
         XCTAssertEqual(client.waitForClose(), .some(1008), "a long name is refused, not ignored")

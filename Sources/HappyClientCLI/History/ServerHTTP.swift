@@ -1,12 +1,13 @@
 import Foundation
 import HappyClientKit
 import HappyCore
+import HappyCurl
 
 /// GET requests to the server's HTTP routes (PROTOCOL.md sections 6 and
-/// 11), with the token, each wait within `--timeout`; failures say what went
-/// wrong in the words and exit codes of the WebSocket commands. Plain
-/// sockets and poll() rather than URLSession, whose wait for an answer spins
-/// a core on Linux.
+/// 11), with the token, each within `--timeout`, through libcurl (which
+/// sleeps in poll() while it waits); failures say what went wrong in the
+/// words and exit codes of the WebSocket commands. https trusts the system's
+/// store plus `SSL_CERT_FILE` (and `SSL_CERT_DIR`).
 struct ServerHTTP: Sendable {
     let common: CommonOptions
 
@@ -19,35 +20,23 @@ struct ServerHTTP: Sendable {
     /// The body of a 200 answer to GET `url`; any other status is a refusal
     /// with the code and message of the server's JSON error body.
     func get(_ url: String) -> Result<[UInt8], HTTPFailure> {
-        guard let target = RequestTarget(url) else { return .failure(.unreadable(url: url, reason: "not a URL")) }
-        var request = "GET \(target.pathAndQuery) HTTP/1.1\r\nHost: \(target.hostHeader)\r\n"
-            + "User-Agent: happyclient\r\nAccept: */*\r\nConnection: close\r\n"
-        if let token = common.token { request += "Authorization: Bearer \(token)\r\n" }
-        request += "\r\n"
-
-        let stream: ServerStream
-        switch ServerStream.open(host: target.host, port: target.port, secure: target.secure, idleTimeout: common.timeout) {
-        case .failure(let failure): return .failure(Self.failure(failure, url: url, timeout: common.timeout))
-        case .success(let opened): stream = opened
+        var headers = [HTTPHeader("User-Agent", "happyclient")]
+        if let token = common.token { headers.append(HTTPHeader("Authorization", "Bearer \(token)")) }
+        let request = HTTPClientRequest(url: url, headers: headers, timeout: common.timeout,
+                                        trust: .fromEnvironment(ProcessInfo.processInfo.environment),
+                                        maxResponseBytes: Self.maxResponseBytes)
+        let response: HTTPClientResponse
+        do throws(HTTPClientError) {
+            response = try HTTPClient().perform(request)
+        } catch {
+            return .failure(HTTPFailure(error, url: url))
         }
-        if let failure = stream.write(Array(request.utf8)) {
-            return .failure(Self.failure(failure, url: url, timeout: common.timeout))
-        }
-        var reader = HTTPResponseReader()
-        while true {
-            let progress: HTTPResponseReader.Progress
-            switch stream.read() {
-            case .failure(let failure): return .failure(Self.failure(failure, url: url, timeout: common.timeout))
-            case .success(let bytes): progress = bytes.isEmpty ? reader.finish() : reader.feed(bytes)
-            }
-            switch progress {
-            case .needMore: continue
-            case .invalid(let reason): return .failure(.unreadable(url: url, reason: reason))
-            case .complete(let response) where response.status == 200: return .success(response.body)
-            case .complete(let response): return .failure(.refusal(url: url, status: response.status, body: response.body))
-            }
-        }
+        guard response.status == 200 else { return .failure(.refusal(url: url, status: response.status, body: response.body)) }
+        return .success(response.body)
     }
+
+    /// Answers larger than this are refused (a history page of 1000 events is far smaller).
+    static let maxResponseBytes = 64 << 20
 
     /// The JSON object of a 200 answer to GET `url`.
     func getJSON(_ url: String) -> Result<(json: JSONValue, bytes: [UInt8]), HTTPFailure> {
@@ -57,39 +46,6 @@ struct ServerHTTP: Sendable {
             }
             return .success((json, bytes))
         }
-    }
-
-    /// A failure on the connection in the terms of `SessionError`.
-    private static func failure(_ failure: StreamFailure, url: String, timeout: Double) -> HTTPFailure {
-        switch failure {
-        case .timeout: return .timeout(url: url, seconds: timeout)
-        case .cannotConnect(let reason): return .cannotConnect(url: url, reason: reason)
-        case .broken(let reason): return .cannotConnect(url: url, reason: "the connection broke before the answer: \(reason)")
-        }
-    }
-}
-
-/// Where a GET goes: `http://host:port/path?query` taken apart.
-struct RequestTarget: Equatable {
-    var secure: Bool
-    var host: String
-    var port: Int
-    /// `/api/state?room=kitchen`
-    var pathAndQuery: String
-
-    init?(_ url: String) {
-        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty else { return nil }
-        secure = scheme == "https"
-        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        port = parts.port ?? (secure ? 443 : 80)
-        let path = parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath
-        pathAndQuery = path + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
-    }
-
-    /// The Host header: the host (an IPv6 address in brackets) and its port.
-    var hostHeader: String {
-        (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
     }
 }
 
@@ -103,6 +59,23 @@ enum HTTPFailure: Error, Equatable, CustomStringConvertible {
     case refused(url: String, status: Int, code: String?, message: String?)
     /// A 200 answer that is not what the route promises.
     case unreadable(url: String, reason: String)
+
+    /// A request that got no answer, in the words of the WebSocket commands' failures.
+    init(_ error: HTTPClientError, url: String) {
+        switch error {
+        case .timedOut(_, let seconds): self = .timeout(url: url, seconds: seconds)
+        case .cannotConnect(_, let reason): self = .cannotConnect(url: url, reason: reason)
+        case .cannotResolve(let host, let reason): self = .cannotConnect(url: url, reason: "cannot resolve \(host): \(reason)")
+        case .untrustedCertificate(_, let reason):
+            self = .cannotConnect(url: url, reason: "TLS: the server's certificate is not trusted: \(reason)")
+        case .tlsFailed(_, let reason): self = .cannotConnect(url: url, reason: "TLS handshake: \(reason)")
+        case .connectionBroken(_, let reason):
+            self = .cannotConnect(url: url, reason: "the connection broke before the answer: \(reason)")
+        case .invalidURL(_, let reason), .invalidAnswer(_, let reason): self = .unreadable(url: url, reason: reason)
+        case .answerTooLarge(_, let limit): self = .unreadable(url: url, reason: "the answer is larger than \(limit >> 20) MB")
+        case .setupFailed, .failed: self = .cannotConnect(url: url, reason: error.description)
+        }
+    }
 
     static func refusal(url: String, status: Int, body: [UInt8]) -> HTTPFailure {
         let json = try? JSONParser.parse(body, maxDepth: 16)

@@ -11,6 +11,15 @@ struct FrameQuery: Equatable {
         case frame, stream
     }
 
+    /// The query parameters a frame or stream request may name; `v` is
+    /// ignored (a page changes it to load a frame anew).
+    static func parameters(of kind: Kind) -> [String] {
+        switch kind {
+        case .frame: return ["room", "token", "w", "h", "phase", "seq", "v"]
+        case .stream: return ["room", "token", "w", "h", "fps"]
+        }
+    }
+
     static let sizes = 16...2048
     static let phases = 0...99
     static let frameRates = 1...30

@@ -48,8 +48,12 @@ final class FrameService {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET"], .below("/frame/")) { [self] in frameRequest($0) }
-        router.add(["GET"], .below("/stream/")) { [self] in streamRequest($0) }
+        // A frame may be drawn into a canvas elsewhere; a stream is for an <img>, which needs no CORS.
+        router.add(["GET"], .below("/frame/"), parameters: FrameQuery.parameters(of: .frame),
+                   readableFromOtherOrigins: true) { [self] in frameRequest($0) }
+        router.add(["GET"], .below("/stream/"), parameters: FrameQuery.parameters(of: .stream)) { [self] in
+            streamRequest($0)
+        }
     }
 
     /// The validated query and room of a frame or stream request, or nil after answering its error.

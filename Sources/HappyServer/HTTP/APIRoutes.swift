@@ -28,9 +28,11 @@ final class APIRoutes {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET"], .exact("/api/state")) { [self] in state($0) }
-        router.add(["POST"], .exact("/api/intent")) { [self] in postIntent($0) }
-        router.add(["GET"], .exact("/api/history")) { [self] in historyPage($0) }
+        router.add(["GET"], .exact("/api/state"), parameters: ["room", "token", "seq"],
+                   readableFromOtherOrigins: true) { [self] in state($0) }
+        router.add(["POST"], .exact("/api/intent"), parameters: ["room", "token"]) { [self] in postIntent($0) }
+        router.add(["GET"], .exact("/api/history"), parameters: ["room", "token", "since", "limit"],
+                   readableFromOtherOrigins: true) { [self] in historyPage($0) }
     }
 
     private func state(_ exchange: HTTPExchange) {

@@ -16,7 +16,7 @@ struct HTTPResponse {
 /// written. The transport holds a retained reference until it closes.
 final class HTTPExchange: Attachment {
     /// The request headers routes read, captured while the transport still has them.
-    static let capturedHeaders = ["authorization", "if-none-match", "x-happy-name"]
+    static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name"]
 
     let transport: any ExchangeTransport
     let method: String
@@ -30,6 +30,8 @@ final class HTTPExchange: Attachment {
     var body: [UInt8] = []
     var expectedBodyLength = 0
     var response: HTTPResponse?
+    /// Sent with whatever the route answers: CORS on routes pages elsewhere may read.
+    var crossOriginHeaders: [(name: String, value: String)] = []
     var bodyOffset = 0
     var headersSent = false
     var isClosed = false

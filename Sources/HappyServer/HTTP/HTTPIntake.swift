@@ -24,6 +24,7 @@ final class HTTPIntake {
     private let responder: HTTPResponder
     private let addressLimits: AddressLimits
     private let access: AccessControl
+    private let crossOrigin: CrossOriginPolicy
     private let echoEnabled: Bool
     private let metrics: Metrics
     private let logger: Logger
@@ -37,6 +38,7 @@ final class HTTPIntake {
         self.responder = responder
         self.addressLimits = addressLimits
         self.access = access
+        crossOrigin = CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins)
         echoEnabled = config.conformance.echo
         self.metrics = metrics
         self.logger = logger
@@ -132,11 +134,24 @@ final class HTTPIntake {
         route(exchange)
     }
 
+    /// Hands the request to its route's handler, after the checks the route table asks for.
     func route(_ exchange: HTTPExchange) {
+        let route: HTTPRouter.Route
         switch router.resolve(method: exchange.method, route: exchange.route) {
-        case .success(let handler): handler(exchange)
-        case .failure(let error): responder.respond(exchange, error)
+        case .failure(let error): return responder.respond(exchange, error)
+        case .success(let resolved): route = resolved
         }
+        if route.readableFromOtherOrigins {
+            exchange.crossOriginHeaders = crossOrigin.headers(origin: exchange.headers["origin"])
+        }
+        if let known = route.parameters {
+            do throws(HTTPError) {
+                try QueryArgument.checkKnown(exchange.query, known, route: exchange.route)
+            } catch {
+                return responder.respond(exchange, error)
+            }
+        }
+        route.handler(exchange)
     }
 }
 

@@ -55,7 +55,7 @@ final class HTTPResponder {
             let head = HTTPResponseHead(status: response.status, contentType: bodyless ? nil : response.contentType,
                                         contentLength: bodyless ? nil : response.body.count,
                                         cacheControl: response.cacheControl, close: response.closeConnection,
-                                        headers: response.headers)
+                                        headers: response.headers + exchange.crossOriginHeaders)
             guard exchange.transport.writeHeaders(head, into: &cursor, end: end) else { return (false, false) }
             exchange.headersSent = true
         }

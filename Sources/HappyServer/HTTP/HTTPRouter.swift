@@ -1,5 +1,6 @@
 /// The server's HTTP routes in one table: what lws mounts, what answers each
-/// method, and the 404 and 405 answers, all come from it.
+/// method, the 404 and 405 answers, the query parameters each route knows
+/// and whether pages on other origins may read it, all come from it.
 struct HTTPRouter {
     enum PathPattern {
         /// Exactly this path.
@@ -30,13 +31,19 @@ struct HTTPRouter {
     struct Route {
         let methods: Set<String>
         let path: PathPattern
+        /// The query parameters the route reads; any other is refused with a 400. Nil: not checked.
+        let parameters: [String]?
+        /// Pages on other origins may read its answers (CORS, as `auth.allowedOrigins` says).
+        let readableFromOtherOrigins: Bool
         let handler: (HTTPExchange) -> Void
     }
 
     private(set) var routes: [Route] = []
 
-    mutating func add(_ methods: Set<String>, _ path: PathPattern, _ handler: @escaping (HTTPExchange) -> Void) {
-        routes.append(Route(methods: methods, path: path, handler: handler))
+    mutating func add(_ methods: Set<String>, _ path: PathPattern, parameters: [String]?,
+                      readableFromOtherOrigins: Bool = false, _ handler: @escaping (HTTPExchange) -> Void) {
+        routes.append(Route(methods: methods, path: path, parameters: parameters,
+                            readableFromOtherOrigins: readableFromOtherOrigins, handler: handler))
     }
 
     /// Where lws must hand requests to the router (everything else is a file
@@ -47,11 +54,11 @@ struct HTTPRouter {
         return points
     }
 
-    /// The handler of the request, or the error to answer.
-    func resolve(method: String, route: String) -> Result<(HTTPExchange) -> Void, HTTPError> {
+    /// The route of the request, or the error to answer.
+    func resolve(method: String, route: String) -> Result<Route, HTTPError> {
         var pathMatched = false
         for entry in routes where entry.path.matches(route) {
-            if entry.methods.contains(method) { return .success(entry.handler) }
+            if entry.methods.contains(method) { return .success(entry) }
             pathMatched = true
         }
         return .failure(pathMatched ? .methodNotAllowed(method, route) : .notFound(method, route))

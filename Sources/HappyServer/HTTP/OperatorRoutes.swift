@@ -34,9 +34,9 @@ final class OperatorRoutes {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET"], .exact("/api/rooms")) { [self] in list($0) }
-        router.add(["GET", "POST", "DELETE"], .below("/api/rooms/")) { [self] in room($0) }
-        router.add(["GET"], .exact("/admin")) { [self] in inspector($0) }
+        router.add(["GET"], .exact("/api/rooms"), parameters: ["token", "limit", "after"]) { [self] in list($0) }
+        router.add(["GET", "POST", "DELETE"], .below("/api/rooms/"), parameters: ["token"]) { [self] in room($0) }
+        router.add(["GET"], .exact("/admin"), parameters: ["token"]) { [self] in inspector($0) }
     }
 
     /// `GET /admin`: the inspector page, for operators only (its data comes from the routes above).

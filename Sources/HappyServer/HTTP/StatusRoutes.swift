@@ -29,8 +29,9 @@ final class StatusRoutes {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET", "HEAD"], .exact("/healthz")) { [self] in health($0) }
-        router.add(["GET"], .exact("/metrics")) { [self] in
+        // Probes and scrapers may add parameters of their own: not checked.
+        router.add(["GET", "HEAD"], .exact("/healthz"), parameters: nil) { [self] in health($0) }
+        router.add(["GET"], .exact("/metrics"), parameters: nil) { [self] in
             responder.respond($0, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
                                                body: Array(MetricsRenderer.render(metrics, gauges()).utf8)))
         }

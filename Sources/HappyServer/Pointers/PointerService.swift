@@ -4,8 +4,8 @@ import HappyCore
 /// messages at their own rate, conflates them per room, and sends each room
 /// at most one `pointers` message per `pointerIntervalMs`, only while
 /// something changed. A batch is encoded once and shared by every receiver
-/// but those whose own pointer is in it (at most `maxPointersPerBatch`,
-/// each given a copy without it). A receiver whose queue is over half of
+/// but those whose own pointer is in it, moved or gone (at most
+/// `maxPointersPerBatch` movers, each given a copy without it). A receiver whose queue is over half of
 /// `maxQueuedBytes` is skipped and later caught up with the full list and
 /// every pointer that went meanwhile: pointers never cause a resync.
 final class PointerService {
@@ -104,6 +104,7 @@ final class PointerService {
         let shared = frame(room: runtime.name, entries: batch.entries, gone: batch.gone)
         var ownPosition: [String: Int] = [:]
         for (index, id) in batch.ids.enumerated() { ownPosition[id] = index }
+        let goneIDs = Set(batch.gone)
         let skipAbove = limits.maxQueuedBytes / 2
         runtime.forEachListener { member in
             guard member.joined, member.output.closeRequest == nil else { return }
@@ -116,13 +117,15 @@ final class PointerService {
             if let since = member.pointerPace.catchUp() {
                 let entries = runtime.pointers.visibleEntries(excluding: member.participant.id,
                                                               limit: limits.maxPointersPerBatch)
-                message = frame(room: runtime.name, entries: entries, gone: runtime.pointers.goneSince(since))
-            } else if let own = ownPosition[member.participant.id] {
-                // Never a client's own pointer: a copy without it.
+                let gone = runtime.pointers.goneSince(since).filter { $0 != member.participant.id }
+                message = frame(room: runtime.name, entries: entries, gone: gone)
+            } else if ownPosition[member.participant.id] != nil || goneIDs.contains(member.participant.id) {
+                // Never a client's own pointer, moved or gone: a copy without it.
                 var entries = batch.entries
-                entries.remove(at: own)
-                if entries.isEmpty && batch.gone.isEmpty { return }
-                message = frame(room: runtime.name, entries: entries, gone: batch.gone)
+                if let own = ownPosition[member.participant.id] { entries.remove(at: own) }
+                let gone = batch.gone.filter { $0 != member.participant.id }
+                if entries.isEmpty && gone.isEmpty { return }
+                message = frame(room: runtime.name, entries: entries, gone: gone)
             } else {
                 message = shared
             }
