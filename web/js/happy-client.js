@@ -188,7 +188,8 @@ export class HappyError extends Error {
  * @typedef {object} Ack
  * @property {string} id The intent's id.
  * @property {number} seq The room's seq after the intent (the event's seq when it made one).
- * @property {'applied'|'clamped'|'unchanged'|'blocked'} result
+ * @property {'applied'|'clamped'|'unchanged'|'blocked'|'counted'} result `counted`: a dragon vote (section 12;
+ *   `seq` is the voted event's, 0 on a tie).
  */
 
 /**
