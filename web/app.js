@@ -610,9 +610,10 @@ function logItem({ kind, line, text }) {
     span.textContent = content;
     return span;
   };
-  // A position such as (20, 10) is not broken over two lines either.
+  // A position such as (20, 10) is not broken over two lines either, nor a tick's count and its word (41 forward).
   const what = part('log-what', '');
-  for (const [index, piece] of line.what.split(/(\([^()]*\))/).entries()) {
+  const whole = line.delegate ? /(\([^()]*\))/ : /(\([^()]*\)|(?<!\S)\+?\d+ [a-z/]+)/;
+  for (const [index, piece] of line.what.split(whole).entries()) {
     what.append(index % 2 === 1 ? part('nowrap', piece) : piece);
   }
   item.append(part('log-when', line.when), ' ', what);
