@@ -5,7 +5,10 @@ import { PanelLayout, drawComposite, drawFitted, waveStep } from './js/drawing.j
 import { RoomConnection } from './js/connection.js';
 import { CanvasView, faceView, heartView, dragonView } from './js/views.js';
 import { attachFaceGestures, happinessStream, scaleStream, latestValueStream, streamInterval } from './js/gestures.js';
-import { statusAfter, eventLine, faceDescription, heartDescription, dragonDescription, timeOfDay } from './js/describe.js';
+import { statusAfter, statusBy, statusAfterTick, eventLine, tickLine, faceDescription, heartDescription, dragonDescription,
+  timeOfDay } from './js/describe.js';
+import { describeDelivery, describePresenceBatch } from './js/happy-client.js';
+import { CrowdTally } from './js/crowd.js';
 import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
@@ -14,6 +17,10 @@ import { HistoryBar } from './js/history-bar.js';
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
 const EDIT_GRACE_MS = 800;
+/** The people list names at most this many; the count says how many more. */
+const PEOPLE_SHOWN = 40;
+/** How often the crowd's tally is redrawn while presses age out of its last second, in ms. */
+const TALLY_REDRAW_MS = 200;
 
 const params = new URLSearchParams(location.search);
 const room = params.get('room') || 'lobby';
@@ -35,6 +42,11 @@ const model = {
   status: { text: "dragon's status", by: null },
   presence: new Map(),
   presenceCount: 0,
+  /** Bumped on every change of the people, so the list is rebuilt only then. */
+  presenceVersion: 0,
+  /** How the room's events arrive (PROTOCOL.md section 12): `each`, or `tick` every tickMs. */
+  delivery: 'each',
+  tickMs: 50,
   you: null,
   recovered: false,
   connection: { phase: 'connecting', text: 'Connecting…' },
@@ -57,6 +69,12 @@ let overlay = null;
 let ownPointer = null;
 let historyBar = null;
 const lastLocalEdit = new Map();
+const crowd = new CrowdTally();
+/** Messages only mark what changed; the next animation frame shows it, once however many came. */
+let liveChanged = false;
+/** Log entries not yet on the page, and whether the log follows its newest line (not scrolled back). */
+let logQueue = [];
+let logFollows = true;
 
 // MARK: start
 
@@ -94,10 +112,20 @@ async function start() {
   await connection.start();
 }
 
-function frame() {
+function frame(now) {
+  showPending(now);
   for (const view of views) view.update();
   if (sceneView && !$('frame-compare').hidden) sceneView.update();
   requestAnimationFrame(frame);
+}
+
+/** Shows what the live messages changed since the last frame: views, label, people, new log lines, the crowd. */
+function showPending(now) {
+  const changed = liveChanged;
+  liveChanged = false;
+  if (changed) presentLive();
+  flushLog();
+  renderCrowd(now, changed);
 }
 
 // MARK: messages from the server
@@ -114,6 +142,9 @@ const handlers = {
     live.state = message.state;
     model.presence = new Map(message.presence.map((p) => [p.id, p]));
     model.presenceCount = message.presenceCount;
+    model.presenceVersion += 1;
+    model.delivery = connection.delivery;
+    model.tickMs = connection.tickMs;
     $('you-name').textContent = message.you.name;
     wireStreams();
     if (!message.recovered && firstVisit) live.status = { text: art.panel.initialStatus, by: null };
@@ -124,18 +155,41 @@ const handlers = {
   event(event, { replayed }) {
     // The room's latest scene: a replayed event's own state is older than the welcome's.
     live.state = connection.state;
+    if (!replayed) crowd.addEvent(event, performance.now());
     const status = statusAfter(event.name, event.state.dragon, art.panel.initialStatus);
-    if (status !== undefined) live.status = { text: status, by: event.name === 'room:didReset:' ? null : event.sender.name };
+    if (status !== undefined) live.status = { text: status, by: statusBy(event) };
     addLog({ line: eventLine(event), kind: replayed ? 'past' : 'event' });
     // The events a first visit replays happened before the page came; the ones a resume replays were missed.
     historyBar.liveMoved(event.seq, { counted: !(replayed && connection.firstVisit) });
-    if (historyBar.viewing === null) present();
-    else renderRoomNotice();
+    liveChanged = true;
+  },
+
+  /** A crowd room's tick: every event since the last one, counted by name, in one line of the log. */
+  tick(tick, { fresh, missed }) {
+    live.state = connection.state;
+    crowd.addTick(tick, performance.now());
+    const status = statusAfterTick(tick, art.panel.initialStatus);
+    if (status !== undefined) live.status = status;
+    if (missed) {
+      const which = missed.from === missed.to ? `event #${missed.from}` : `events #${missed.from}–${missed.to}`;
+      addLog({ text: `${timeOfDay(Date.now())} ${which} did not arrive (the scene is current)`, kind: 'note' });
+    }
+    addLog({ line: tickLine(tick), kind: 'tick' });
+    if (fresh > 0) historyBar.liveMoved(tick.seq, { counted: fresh });
+    liveChanged = true;
+  },
+
+  delivery(delivery) {
+    model.delivery = delivery.mode;
+    model.tickMs = delivery.tickMs;
+    addLog({ text: `${timeOfDay(Date.now())} ${describeDelivery(delivery)}`, kind: 'note' });
+    liveChanged = true;
   },
 
   resync(message) {
     live.state = message.state;
     if (Array.isArray(message.presence)) model.presence = new Map(message.presence.map((p) => [p.id, p]));
+    model.presenceVersion += 1;
     if (typeof message.presenceCount === 'number') model.presenceCount = message.presenceCount;
     addLog({ text: `${timeOfDay(Date.now())} resync at seq ${message.seq}: the server sent the whole scene`, kind: 'note' });
     historyBar.liveMoved(message.seq, { epoch: typeof message.epoch === 'string' ? message.epoch : null });
@@ -143,12 +197,18 @@ const handlers = {
     else renderPresence();
   },
 
-  presence({ people, count, joined, left }) {
+  presence({ people, count, joined, left, batch, tick }) {
     model.presence = new Map(people.map((p) => [p.id, p]));
     model.presenceCount = count;
+    model.presenceVersion += 1;
     if (joined) addLog({ text: `${timeOfDay(Date.now())} ${joined.name} joined`, kind: 'note' });
     if (left) addLog({ text: `${timeOfDay(Date.now())} ${left.name} left`, kind: 'note' });
-    renderPresence();
+    if (batch) {
+      crowd.sawCrowd(performance.now());
+      // A tick's joins and leaves are in the tick's own line.
+      if (!tick) addLog({ text: `${timeOfDay(Date.now())} ${describePresenceBatch(batch)}`, kind: 'note' });
+    }
+    liveChanged = true;
   },
 
   pointers(change) {
@@ -170,12 +230,27 @@ const handlers = {
 /** Shows the room now, or the moment of its past the history bar is on: views, label and log. */
 function present() {
   const past = historyBar && historyBar.viewing !== null ? historyBar.moment : null;
-  const shown = past ?? live;
+  show(past ?? live);
+  logQueue = [];
+  renderLog(past ? past.events.map((event) => ({ line: eventLine(event), kind: 'event' })) : live.log);
+}
+
+/** What the live messages changed, once per frame: the views and label unless the page shows the past (the log has its own queue). */
+function presentLive() {
+  if (historyBar.viewing === null) show(live);
+  else renderPresence();
+}
+
+function show(shown) {
   model.state = shown.state;
   model.status = shown.status;
-  $('status').textContent = shown.status.by ? `${shown.status.by}: ${shown.status.text}` : shown.status.text;
+  setText($('status'), shown.status.by ? `${shown.status.by}: ${shown.status.text}` : shown.status.text);
   renderAll();
-  renderLog(past ? past.events.map((event) => ({ line: eventLine(event), kind: 'event' })) : live.log);
+}
+
+/** Sets an element's text only when it changed (a crowd changes many numbers each frame, most of them the same). */
+function setText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
 }
 
 // MARK: intents
@@ -236,6 +311,11 @@ function wireControls() {
   $('line-width').addEventListener('change', () => streams.style?.flush());
 
   document.addEventListener('keydown', shortcut);
+  // Whether the log follows its newest line, known from the reader's scrolling rather than measured on each new line.
+  $('log').addEventListener('scroll', () => {
+    const log = $('log');
+    logFollows = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
+  }, { passive: true });
   $('change-name').addEventListener('click', changeName);
   $('reconnect').addEventListener('click', () => connection?.reconnectNow());
   $('other-room-form').addEventListener('submit', openOtherRoom);
@@ -343,17 +423,36 @@ function steeringNow() {
 }
 
 let renderedSteering = '';
+let renderedPeople = '';
 /** Redraws the people list when who steers what changed. */
 function renderSteering() {
   const steering = JSON.stringify([...steeringNow()]);
   if (steering !== renderedSteering) renderPresence();
 }
 
+/** The people to name: this page's person first when they are too many to name all. */
+function peopleShown() {
+  const people = [...model.presence.values()];
+  if (people.length <= PEOPLE_SHOWN) return people;
+  const me = model.you ? people.find((person) => person.id === model.you.id) : undefined;
+  const others = people.filter((person) => person !== me).slice(0, me ? PEOPLE_SHOWN - 1 : PEOPLE_SHOWN);
+  return me ? [me, ...others] : others;
+}
+
 function renderPresence() {
-  const list = $('presence');
   const steering = steeringNow();
   renderedSteering = JSON.stringify([...steering]);
-  const items = [...model.presence.values()].map((person) => {
+  // Offline, the list is who was here when the connection dropped.
+  const connected = model.connection.phase === 'connected';
+  setText($('people-words'), connected ? 'Here now' : model.you ? 'Last seen here' : 'Here');
+  setText($('presence-count'), String(model.presenceCount));
+  renderRoomNotice();
+  const key = `${model.presenceVersion}|${model.presenceCount}|${model.you?.id}|${renderedSteering}`;
+  if (key === renderedPeople) return;
+  renderedPeople = key;
+  const list = $('presence');
+  const shown = peopleShown();
+  const items = shown.map((person) => {
     const item = document.createElement('li');
     item.textContent = person.name;
     if (model.you && person.id === model.you.id) {
@@ -368,18 +467,46 @@ function renderPresence() {
     }
     return item;
   });
-  const unseen = model.presenceCount - model.presence.size;
+  const unseen = model.presenceCount - shown.length;
   if (unseen > 0) {
     const more = document.createElement('li');
     more.textContent = `and ${unseen} more`;
     items.push(more);
   }
   list.replaceChildren(...items);
-  $('presence-count').textContent = String(model.presenceCount);
-  // Offline, the list is who was here when the connection dropped.
-  const connected = model.connection.phase === 'connected';
-  $('people-words').textContent = connected ? 'Here now' : model.you ? 'Last seen here' : 'Here';
-  renderRoomNotice();
+}
+
+// MARK: the crowd
+
+let crowdShown = null;
+let crowdDrawnAt = -Infinity;
+/**
+ * In a crowd room: the dragon's presses in the last second beside its buttons, how many are here,
+ * the most recent senders, and a note on tick delivery. Redrawn each frame something came, and
+ * a few times a second while presses age out of the tally.
+ */
+function renderCrowd(now, changed) {
+  const active = crowd.isCrowd(now, model.delivery);
+  if (active !== crowdShown) {
+    crowdShown = active;
+    $('crowd-tally').hidden = !active;
+    changed = true;
+  }
+  const note = model.delivery === 'tick'
+    ? `A crowd: the room's events come together, one tick every ${model.tickMs} ms.` : '';
+  if ($('crowd-note').hidden !== (note === '')) $('crowd-note').hidden = note === '';
+  setText($('crowd-note'), note);
+  if (!active || (now - crowdDrawnAt < TALLY_REDRAW_MS && !changed)) return;
+  crowdDrawnAt = now;
+  const { forward, back } = crowd.counts(now);
+  setText($('tally-forward'), String(forward));
+  setText($('tally-back'), String(back));
+  const total = forward + back;
+  const share = total === 0 ? '50%' : `${(back / total) * 100}%`;
+  if ($('tally-bar').style.getPropertyValue('--back-share') !== share) $('tally-bar').style.setProperty('--back-share', share);
+  if ($('tally-bar').dataset.empty !== String(total === 0)) $('tally-bar').dataset.empty = String(total === 0);
+  setText($('crowd-here'), `${model.presenceCount} here`);
+  setText($('crowd-recent'), crowd.recent.length === 0 ? 'nobody yet' : crowd.recent.map((person) => person.name).join(', '));
 }
 
 let countdown = null;
@@ -439,17 +566,23 @@ function openOtherRoom(event) {
   location.href = `/?${new URLSearchParams({ room: $('other-room').value, ...(token ? { token } : {}) })}`;
 }
 
-/** An entry for the live log, at its end; shown at once unless the page shows the past. */
+/** An entry for the live log, at its end; shown on the next frame unless the page shows the past. */
 function addLog(entry) {
   live.log.push(entry);
   if (live.log.length > LOG_LIMIT) live.log.shift();
   if (historyBar && historyBar.viewing !== null) return;
+  logQueue.push(entry);
+  if (logQueue.length > LOG_LIMIT) logQueue.shift();
+}
+
+/** The entries that came since the last frame, at the log's end; it follows them unless the reader scrolled back. */
+function flushLog() {
+  if (logQueue.length === 0) return;
   const log = $('log');
-  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 8;
-  log.append(logItem(entry));
+  log.append(...logQueue.map(logItem));
+  logQueue = [];
   while (log.children.length > LOG_LIMIT) log.firstElementChild.remove();
-  // Follows new lines unless the reader scrolled back.
-  if (atEnd) log.scrollTop = log.scrollHeight;
+  if (logFollows) log.scrollTop = log.scrollHeight;
 }
 
 /** Entries oldest first, the newest in view. */
@@ -457,6 +590,7 @@ function renderLog(entries) {
   const log = $('log');
   log.replaceChildren(...entries.map(logItem));
   log.scrollTop = log.scrollHeight;
+  logFollows = true;
 }
 
 /**
@@ -476,12 +610,15 @@ function logItem({ kind, line, text }) {
     span.textContent = content;
     return span;
   };
-  // A position such as (20, 10) is not broken over two lines either.
+  // A position such as (20, 10) is not broken over two lines either, nor a tick's count and its word (41 forward).
   const what = part('log-what', '');
-  for (const [index, piece] of line.what.split(/(\([^()]*\))/).entries()) {
+  const whole = line.delegate ? /(\([^()]*\))/ : /(\([^()]*\)|(?<!\S)\+?\d+ [a-z/]+)/;
+  for (const [index, piece] of line.what.split(whole).entries()) {
     what.append(index % 2 === 1 ? part('nowrap', piece) : piece);
   }
-  item.append(part('log-when', line.when), ' ', what, '  ', part('log-delegate', line.delegate));
+  item.append(part('log-when', line.when), ' ', what);
+  // A tick's line has no delegate name: it stands for many events.
+  if (line.delegate) item.append('  ', part('log-delegate', line.delegate));
   return item;
 }
 
@@ -590,7 +727,9 @@ function returnToLive() {
 //   activity, at: Date.now()}, or null); and the history bar: history.viewing
 //   (the seq looked at, null while live), shown (the seq of the moment drawn),
 //   liveCount (events arrived since leaving the present), first, latest,
-//   playing, speed and problem.
+//   playing, speed and problem; and the crowd: whether it is shown, the
+//   delivery and tickMs, the tally of the last second ({forward, back}) and
+//   the recent senders' names.
 window.happy = {
   snapshot(width = art.scene.width, height = art.scene.height) {
     const canvas = document.createElement('canvas');
@@ -602,6 +741,8 @@ window.happy = {
     return canvas.toDataURL('image/png');
   },
   info() {
+    // What came since the last frame is shown first, so that the report and the page agree.
+    showPending(performance.now());
     const serverNow = connection ? connection.serverNow() : Date.now();
     return {
       connection: model.connection.phase,
@@ -620,6 +761,13 @@ window.happy = {
       pointers: overlay ? overlay.list() : [],
       ownPointer: ownPointer ? ownPointer.current : null,
       history: historyBar ? historyBar.report() : null,
+      crowd: {
+        shown: crowdShown === true,
+        delivery: model.delivery,
+        tickMs: model.tickMs,
+        tally: crowd.counts(performance.now()),
+        recent: crowd.recent.map((person) => person.name),
+      },
     };
   },
 };

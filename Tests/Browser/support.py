@@ -154,3 +154,86 @@ def log_lines(driver):
 
 def console_errors(driver):
     return [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+class Writers:
+    """Clients of a room over WebSocket that send intents at a steady rate each (cycling through
+    `actions`) until stopped, and read whatever the server sends them; they are in the room's
+    presence like anyone else."""
+
+    DRAGON = ({"action": "dragon.forward"}, {"action": "dragon.forward"}, {"action": "dragon.back"})
+
+    def __init__(self, server, room, count, per_second=10, actions=DRAGON, name="writer"):
+        import websocket  # websocket-client, which Selenium depends on
+
+        self.actions = actions
+        self.interval = 1 / per_second
+        self.stopping = threading.Event()
+        self.sockets = []
+        for index in range(count):
+            socket = websocket.create_connection(f"ws://127.0.0.1:{server.port}/ws?room={room}&name={name}{index + 1}",
+                                                 subprotocols=["happy.v1"], timeout=10)
+            welcome = json.loads(socket.recv())
+            assert welcome["type"] == "welcome", welcome
+            socket.settimeout(None)
+            self.sockets.append(socket)
+        self.readers = [threading.Thread(target=self.read, args=(socket,), daemon=True) for socket in self.sockets]
+        for reader in self.readers:
+            reader.start()
+        self.senders = []
+
+    def start(self):
+        self.stopping.clear()
+        self.senders = [threading.Thread(target=self.send, args=(index, socket), daemon=True)
+                        for index, socket in enumerate(self.sockets)]
+        for sender in self.senders:
+            sender.start()
+        return self
+
+    def send(self, index, socket):
+        due = time.monotonic() + index * self.interval / len(self.sockets)
+        count = 0
+        while not self.stopping.is_set():
+            intent = dict(self.actions[(count + index) % len(self.actions)], type="intent", id=f"w{count}")
+            try:
+                socket.send(json.dumps(intent))
+            except Exception:
+                return
+            count += 1
+            due += self.interval
+            self.stopping.wait(max(0, due - time.monotonic()))
+
+    @staticmethod
+    def read(socket):
+        try:
+            while socket.recv():
+                pass
+        except Exception:
+            return
+
+    def stop(self):
+        """Stops sending; the clients stay in the room."""
+        self.stopping.set()
+        for sender in self.senders:
+            sender.join(5)
+
+    def close(self):
+        self.stop()
+        for socket in self.sockets:
+            try:
+                socket.close()
+            except Exception:
+                pass
+
+
+def settled_seq(server, room, quiet=0.5, timeout=20):
+    """The room's seq once it has not moved for `quiet` seconds."""
+    deadline = time.time() + timeout
+    seq = server.state(room)["seq"]
+    while time.time() < deadline:
+        time.sleep(quiet)
+        now = server.state(room)["seq"]
+        if now == seq:
+            return seq
+        seq = now
+    raise AssertionError(f"room {room} kept moving for {timeout} s")

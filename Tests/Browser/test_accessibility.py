@@ -1,7 +1,7 @@
 """Every state of the page, checked as a person with Debian's stock fonts and
 as axe-core sees it: live, history open, replaying, the name dialog, an
-error, disconnected (the server stopped), a refused room name, and a new
-room, on a desktop and a phone. In each, every character the page shows
+error, disconnected (the server stopped), a refused room name, a new
+room, and a crowd room in tick delivery, on a desktop and a phone. In each, every character the page shows
 must have a glyph in the installed fonts (none drawn as the missing-glyph
 box), and axe-core must find no serious or critical violation (WCAG 2.x A
 and AA, colour contrast among them)."""
@@ -167,6 +167,32 @@ class EveryStateOfThePage(unittest.TestCase):
     def test_new_room(self):
         self.open(self.desktop, room=new_room("empty"))
         self.assert_state_is_sound(self.desktop, "new room")
+
+
+class InACrowdRoom(unittest.TestCase):
+    """A room in tick delivery with writers pressing the dragon's buttons: the tally, the recent
+    senders, the delivery note and the ticks' log lines, while they change."""
+
+    def test_a_crowd_room(self):
+        server = support.Server({"crowd": {"mode": "tick", "presenceBatchAbove": 4}}).start()
+        self.addCleanup(server.close)
+        room = new_room("crowd")
+        writers = support.Writers(server, room, 8).start()
+        self.addCleanup(writers.close)
+        for phone, name in ((False, "painter"), (True, "pat")):
+            driver = support.browser(phone=phone)
+            self.addCleanup(driver.quit)
+            driver.set_script_timeout(60)
+            driver.get(server.base + "/healthz")
+            driver.execute_script("localStorage.setItem('happy.name', arguments[0])", name)
+            driver.get(f"{server.base}/?room={room}")
+            wait_for(driver, lambda d: (info(d) or {}).get("connection") == "connected", 15)
+            wait_for(driver, lambda d: info(d)["crowd"]["shown"] and sum(info(d)["crowd"]["tally"].values()) > 0
+                     and any("–" in line for line in support.log_lines(d)), 15, str(info(driver)["crowd"]))
+            self.assertTrue(driver.find_element(By.ID, "crowd-tally").is_displayed())
+            self.assertTrue(driver.find_element(By.ID, "crowd-note").is_displayed())
+            assert_state_is_sound(self, driver, "a crowd room" + (" (phone)" if phone else ""),
+                                  holds=lambda d: d.find_element(By.ID, "crowd-tally").is_displayed())
 
 
 class WhileTheServerIsDown(unittest.TestCase):

@@ -1,7 +1,8 @@
 """The client module, /js/happy-client.js, imported by a page of a real happyserver in
 headless Chromium: welcome, intents answered by acks or errors, two clients that see
-each other, pings, a refused room, live pointers, and reconnecting with resume after
-the server restarts or the socket drops."""
+each other, pings, a refused room, live pointers, reconnecting with resume after
+the server restarts or the socket drops, and a crowd room's ticks, delivery switches
+and batched presence."""
 
 import unittest
 import uuid
@@ -26,10 +27,13 @@ import('/js/happy-client.js').then((module) => {
   window.openClient = (key, options) => {
     const client = module.connect(options);
     const record = { client, welcomes: [], events: [], states: [], presence: [], resyncs: [], statuses: [],
-                     pointers: [], errors: [] };
+                     pointers: [], errors: [], ticks: [], deliveries: [] };
     client.on('welcome', (welcome) => record.welcomes.push(welcome));
     client.on('event', (event, { replayed }) => record.events.push({ ...event, replayed }));
     client.on('state', (state, { cause }) => record.states.push({ state, cause }));
+    client.on('tick', (tick, { fresh, missed }) => record.ticks.push({ ...tick, fresh, missed,
+      line: module.describeTick(tick) }));
+    client.on('delivery', (delivery) => record.deliveries.push(delivery));
     client.on('presence', (change) => record.presence.push(change));
     client.on('resync', (resync) => record.resyncs.push(resync));
     client.on('status', (status) => record.statuses.push(status));
@@ -61,12 +65,15 @@ def new_room(prefix):
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-class ClientModuleOnAPage(unittest.TestCase):
-    """One browser page on a server, with the module loaded; each test opens its own clients in its own room."""
+class PageWithTheModule:
+    """One browser page on a server (`SETTINGS`), with the module loaded; each test opens its own
+    clients in its own room."""
+
+    SETTINGS = {}
 
     @classmethod
     def setUpClass(cls):
-        cls.server = support.Server().start()
+        cls.server = support.Server(cls.SETTINGS).start()
         cls.driver = support.browser()
         cls.driver.set_script_timeout(60)
         cls.load_module(cls.server)
@@ -118,6 +125,9 @@ class ClientModuleOnAPage(unittest.TestCase):
     def connected(self, key, **options):
         self.open_client(key, **options)
         return self.run_js("return await clients[args[0]].ready();", key)
+
+
+class ClientModuleOnAPage(PageWithTheModule, unittest.TestCase):
 
     # Tests
 
@@ -389,6 +399,128 @@ class ClientModuleOnAPage(unittest.TestCase):
         self.assertIn(("forwardButtonClicked:", "bob"), [(e["name"], e["sender"]["name"]) for e in replayed])
         self.assertEqual(self.client("alice", "c.state"), self.server.state(room)["state"])
         self.assertEqual(self.client("alice", "c.status.phase"), "connected")
+
+
+class ClientModuleInACrowdRoom(PageWithTheModule, unittest.TestCase):
+    """A server whose rooms switch to ticks above a load of 100 deliveries a second and batch the
+    joins and leaves of rooms of more than two."""
+
+    SETTINGS = {"crowd": {"mode": "auto", "tickAbove": 100, "presenceBatchAbove": 2}}
+
+    def test_batches_a_switch_and_ticks_keep_the_people_seq_and_state_right(self):
+        room = new_room("crowd")
+        welcome = self.connected("alice", room=room, name="alice")
+        self.assertEqual(self.client("alice", "[c.delivery, c.tickMs]"), ["each", 50])
+        writers = support.Writers(self.server, room, 3, per_second=20)
+        self.addCleanup(writers.close)
+        # From the third client on, the room has more than two: joins come in batches.
+        self.wait(lambda: self.client("alice", "c.peopleCount") == 4, "the writers did not all show")
+        batches = [change for change in self.record("alice", "presence") if "batch" in change]
+        self.assertTrue(batches, self.record("alice", "presence"))
+        self.assertEqual((batches[-1]["count"], batches[-1]["batch"]["count"]), (4, 4))
+        self.assertNotIn("tick", batches[-1], "a batch of its own, not in a tick")
+        self.assertEqual(sorted(p["name"] for p in self.client("alice", "c.people")), ["alice", "writer1", "writer2", "writer3"])
+
+        writers.start()
+        self.wait(lambda: len(self.record("alice", "ticks")) >= 20, "no ticks")
+        self.assertEqual(self.record("alice", "deliveries"), [{"mode": "tick", "tickMs": 50}])
+        self.assertEqual(self.client("alice", "c.delivery"), "tick")
+        late = support.Writers(self.server, room, 1, name="late")
+        self.addCleanup(late.close)
+        self.wait(lambda: any("tick" in change and any(p["name"] == "late1" for p in change["batch"]["joined"])
+                              for change in self.record("alice", "presence")), "the late join did not ride in a tick")
+        writers.stop()
+        seq = support.settled_seq(self.server, room)
+        self.wait(lambda: self.client("alice", "c.seq") == seq, f"alice is at {self.client('alice', 'c.seq')}, not {seq}")
+        self.assertEqual(self.client("alice", "c.state"), self.server.state(room)["state"])
+        self.assertEqual(self.client("alice", "c.peopleCount"), 5)
+
+        ticks = [tick for tick in self.record("alice", "ticks") if tick["seq"] >= tick["from"]]
+        events = self.record("alice", "events")
+        for before, after in zip(ticks, ticks[1:]):
+            self.assertEqual(after["from"], before["seq"] + 1, "ticks follow one another")
+        self.assertEqual(ticks[0]["from"], events[-1]["seq"] + 1, "the first tick follows the last event")
+        self.assertEqual(events[0]["seq"], welcome["seq"] + 1)
+        self.assertEqual(sum(tick["fresh"] for tick in ticks), seq - events[-1]["seq"], "every event counted once")
+        self.assertTrue(all(tick["missed"] is None for tick in ticks))
+        self.assertIn("tick", [state["cause"] for state in self.record("alice", "states")])
+        for tick in ticks:
+            self.assertRegex(tick["line"], r"^#\d+(–\d+)? writer\d( and (writer\d|\d+ others?))?: \d+ (forward|back)")
+
+    def test_a_tick_past_the_next_seq_reports_the_events_that_never_came(self):
+        # A server that starts at seq 5 and then sends these ticks.
+        outcome = self.run_js("""
+            const state = (x) => ({ face: { happiness: 50, smile: 0, scale: 0.9 },
+              heart: { rate: 0.5, fillColor: '#ff0000', strokeColor: '#000000', lineWidth: 1 }, dragon: { x, y: 10, hidden: false } });
+            const tick = (from, seq, x, extra = {}) => ({ type: 'tick', room: 'r', from, seq, time: 1764504245000,
+              names: { 'forwardButtonClicked:': Math.max(0, seq - from + 1) }, senders: [{ id: 'c2', name: 'bob' }],
+              senderCount: 1, changes: [], state: state(x), ...extra });
+            const messages = [
+              { type: 'welcome', protocol: 1, room: 'r', you: { id: 'c1', name: 'alice', role: 'player' }, epoch: 'e1', seq: 5,
+                state: state(10), presence: [{ id: 'c1', name: 'alice' }], presenceCount: 1, serverTime: Date.now(),
+                recovered: false, limits: { intentsPerSecond: 60, intentBurst: 120, maxMessageBytes: 4096 }, pointers: [],
+                delivery: 'tick', tickMs: 40 },
+              tick(4, 7, 30), tick(8, 8, 40), tick(12, 14, 70), tick(13, 14, 70),
+              tick(15, 14, 70, { names: {}, senders: [], senderCount: 0,
+                presence: { count: 3, joined: [{ id: 'c3', name: 'carol' }, { id: 'c4', name: 'dave' }], left: [], joinedCount: 2, leftCount: 0 } }),
+            ];
+            class TickingSocket {
+              constructor(url) {
+                this.readyState = 0;
+                setTimeout(() => {
+                  this.readyState = 1;
+                  for (const message of messages) this.onmessage({ data: JSON.stringify(message) });
+                }, 0);
+              }
+              send() {}
+              close() { this.readyState = 3; }
+            }
+            const client = module.connect({ url: 'ws://127.0.0.1:9/ws', WebSocket: TickingSocket, pingIntervalMs: 0 });
+            const ticks = [];
+            const people = [];
+            client.on('tick', (tick, details) => ticks.push({ from: tick.from, seq: tick.seq, ...details }));
+            client.on('presence', (change) => people.push(change));
+            await client.ready();
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            const result = { ticks, people: people.at(-1), seq: client.seq, x: client.state.dragon.x,
+                             delivery: client.delivery, tickMs: client.tickMs, count: client.peopleCount };
+            client.close();
+            return result;""")
+        self.assertEqual(outcome["ticks"], [
+            {"from": 4, "seq": 7, "fresh": 2, "missed": None},
+            {"from": 8, "seq": 8, "fresh": 1, "missed": None},
+            {"from": 12, "seq": 14, "fresh": 3, "missed": {"from": 9, "to": 11}},
+            {"from": 15, "seq": 14, "fresh": 0, "missed": None},
+        ], "the overlap skipped, the gap named, the tick seen twice dropped, joins alone kept")
+        self.assertEqual((outcome["seq"], outcome["x"]), (14, 70))
+        self.assertEqual((outcome["delivery"], outcome["tickMs"]), ("tick", 40))
+        self.assertEqual(outcome["count"], 3)
+        self.assertEqual([p["name"] for p in outcome["people"]["people"]], ["alice", "carol", "dave"])
+        self.assertEqual(outcome["people"]["batch"]["joinedCount"], 2)
+        self.assertEqual(outcome["people"]["tick"]["from"], 15)
+
+    def test_the_one_line_summaries(self):
+        lines = self.run_js("""
+            const tick = { from: 131, seq: 190, names: { 'forwardButtonClicked:': 41, 'backButtonClicked:': 19 },
+                           senders: [{ id: 'c7', name: 'alice' }], senderCount: 37,
+                           presence: { count: 5234, joined: [], left: [], joinedCount: 120, leftCount: 33 } };
+            return [module.describeTick(tick),
+                    module.describeTick({ ...tick, from: 191, seq: 191, names: { 'forwardButtonClicked:': 1 },
+                                          votes: { forward: 812, back: 403 }, presence: undefined }),
+                    module.describeTick({ from: 9, seq: 8, names: {}, senders: [], senderCount: 0,
+                                          presence: { count: 3, joinedCount: 1, leftCount: 0 } }),
+                    module.describeSenders([{ name: 'a' }, { name: 'b' }], 2), module.describeSenders([{ name: 'a' }], 2),
+                    module.describeSenders([], 40), module.describeSenders([], 0),
+                    module.describeDelivery({ mode: 'tick', tickMs: 50 }), module.describeDelivery({ mode: 'each', tickMs: 50 }),
+                    module.describePresenceBatch({ count: 5234, joinedCount: 120, leftCount: 33 })];""")
+        self.assertEqual(lines, [
+            "#131–190 alice and 36 others: 41 forward, 19 back; +120 joined, 33 left (5234 here)",
+            "#191 alice and 36 others: 812 forward, 403 back",
+            "+1 joined, 0 left (3 here)",
+            "a and b", "a and 1 other", "40 people", "the crowd",
+            "delivery: one tick every 50 ms", "delivery: one message per event",
+            "+120 joined, 33 left (5234 here)",
+        ])
 
 
 class ClientModuleAcrossARestart(unittest.TestCase):

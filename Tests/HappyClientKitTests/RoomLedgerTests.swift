@@ -94,4 +94,32 @@ final class RoomLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.state(after: 1)?.face.happiness, 61)
         XCTAssertEqual(ledger.state(after: 99)?.face.happiness, 62, "unknown seq: the current state")
     }
+
+    func testATickMovesTheStateOnAndSaysWhichEventsNeverCame() {
+        var ledger = RoomLedger()
+        _ = ledger.welcome(SessionFixtures.welcome(seq: 10))
+        let first = ledger.tick(SessionFixtures.tick(from: 8, seq: 12, x: 30))
+        XCTAssertTrue(first.isNew, "a first tick may start at or before the welcome's seq")
+        XCTAssertNil(first.missed)
+        XCTAssertEqual(ledger.deliveredSeq, 12)
+        XCTAssertEqual(ledger.state?.dragon.x, 30)
+        XCTAssertFalse(ledger.tick(SessionFixtures.tick(from: 11, seq: 12, x: 30)).isNew, "nothing new")
+        let gap = ledger.tick(SessionFixtures.tick(from: 16, seq: 20, x: 50))
+        XCTAssertTrue(gap.isNew)
+        XCTAssertEqual(gap.missed, 13...15)
+        XCTAssertEqual(ledger.state?.dragon.x, 50, "the tick's state is current all the same")
+        XCTAssertEqual(ledger.deliveredSeq, 20)
+    }
+
+    func testATickOfJoinsAndLeavesOnlyKeepsTheSeqAndCountsThePeople() {
+        var ledger = RoomLedger()
+        _ = ledger.welcome(SessionFixtures.welcome(seq: 4))
+        let intake = ledger.tick(SessionFixtures.tick(from: 5, seq: 4, x: 10,
+                                                      presence: #"{"count":3,"joined":[{"id":"c2","name":"bob"}],"left":[],"joinedCount":2,"leftCount":0}"#))
+        XCTAssertTrue(intake.isNew)
+        XCTAssertNil(intake.missed)
+        XCTAssertEqual(ledger.deliveredSeq, 4)
+        XCTAssertEqual(ledger.presenceCount, 3)
+        XCTAssertEqual(ledger.presence.map(\.name), ["me", "bob"])
+    }
 }

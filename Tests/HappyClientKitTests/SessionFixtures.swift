@@ -34,4 +34,14 @@ enum SessionFixtures {
         guard case .event(let event)? = ServerMessage.decode(text)?.0 else { fatalError("bad event fixture") }
         return event
     }
+
+    static func tick(from: UInt64, seq: UInt64, x: Double, presence: String? = nil) -> TickMessage {
+        let text = """
+            {"type":"tick","room":"lobby","from":\(from),"seq":\(seq),"time":1764460000456,\
+            "names":{"forwardButtonClicked:":\(seq >= from ? seq - from + 1 : 0)},"senders":[{"id":"c7","name":"alice"}],\
+            "senderCount":1,"changes":[],"state":\(state(x: x))\(presence.map { #","presence":\#($0)"# } ?? "")}
+            """
+        guard case .tick(let tick)? = ServerMessage.decode(text)?.0 else { fatalError("bad tick fixture") }
+        return tick
+    }
 }

@@ -10,8 +10,9 @@ const HISTORY_PEEK = 100;
 
 export class RoomConnection {
   /**
-   * handlers: welcome(msg, {firstVisit}), event(msg, {replayed}), resync(msg),
-   * presence({people, count, joined?, left?}), pointers({pointers, changed, gone}),
+   * handlers: welcome(msg, {firstVisit}), event(msg, {replayed}), tick(msg, {fresh, missed}),
+   * delivery({mode, tickMs}), resync(msg), presence({people, count, joined?, left?, batch?, tick?}),
+   * pointers({pointers, changed, gone}),
    * serverError(error), state({phase, text, detail, retryAt}).
    */
   constructor({ room, name, token, handlers }) {
@@ -46,6 +47,15 @@ export class RoomConnection {
     return this.client?.state ?? null;
   }
 
+  /** `each` or `tick` (PROTOCOL.md section 12). */
+  get delivery() {
+    return this.client?.delivery ?? 'each';
+  }
+
+  get tickMs() {
+    return this.client?.tickMs ?? 50;
+  }
+
   get limits() {
     return this.client ? this.client.limits : DEFAULT_LIMITS;
   }
@@ -60,6 +70,8 @@ export class RoomConnection {
       handlers.welcome(welcome, { firstVisit: this.firstVisit });
     });
     this.client.on('event', (event, details) => handlers.event(event, details));
+    this.client.on('tick', (tick, details) => handlers.tick(tick, details));
+    this.client.on('delivery', (delivery) => handlers.delivery(delivery));
     this.client.on('resync', (resync) => handlers.resync(resync));
     this.client.on('presence', (change) => handlers.presence(change));
     this.client.on('pointers', (change) => handlers.pointers(change));

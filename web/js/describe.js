@@ -2,6 +2,7 @@
 // delegate texts, as the server's DragonStatus writes them), event lines (as
 // happyclient prints them) and the canvases' accessible descriptions.
 import { smileOf } from './drawing.js';
+import { describeTick } from './happy-client.js';
 
 /** `20` for 20, `12.5` for 12.5, as the server prints numbers in the label. */
 export function number(value) {
@@ -68,14 +69,72 @@ function sceneSummary({ face, heart, dragon }) {
 }
 
 /**
+ * Who caused an event: its sender's name, or for a voted one (it has no sender)
+ * `the crowd (41 forward, 19 back)`.
+ */
+export function eventSender(event) {
+  if (event.votes) return `the crowd (${event.votes.forward} forward, ${event.votes.back} back)`;
+  return event.sender?.name ?? '';
+}
+
+/** Who the status label names after a dragon event: its sender, `the crowd` for a vote, nobody after a reset. */
+export function statusBy(event) {
+  if (event.name === 'room:didReset:') return null;
+  return event.votes ? 'the crowd' : event.sender?.name ?? null;
+}
+
+/**
  * One plain line per event, as happyclient's `watch` and `history` print it, in three parts:
  * `{when: '13:25:53 #6', what: 'alice  happiness 50 → 80', delegate: 'faceView:didChangeHappiness:'}`;
  * `text` is the whole line, the parts joined by two spaces after `what`.
  */
 export function eventLine(event) {
   const when = `${timeOfDay(event.time)} #${event.seq}`;
-  const what = `${event.sender.name}  ${eventSummary(event)}`;
+  const what = `${eventSender(event)}  ${eventSummary(event)}`;
   return { when, what, delegate: event.name, text: `${when} ${what}  ${event.name}` };
+}
+
+/**
+ * One line for a whole tick, as happyclient's `watch` prints it:
+ * `{when: '12:04:05 #131–190', what: 'alice and 36 others: 41 forward, 19 back; +3 joined, 1 left (5234 here)'}`
+ * (a tick of joins and leaves only has no range); `text` is the whole line.
+ */
+export function tickLine(tick) {
+  const summary = describeTick(tick);
+  const range = tick.seq >= tick.from ? (tick.from === tick.seq ? `#${tick.seq}` : `#${tick.from}–${tick.seq}`) : '';
+  const when = range ? `${timeOfDay(tick.time)} ${range}` : timeOfDay(tick.time);
+  const what = range ? summary.slice(range.length + 1) : summary;
+  return { when, what, delegate: null, text: `${when} ${what}` };
+}
+
+const DRAGON_EVENTS = ['forwardButtonClicked:', 'backButtonClicked:', 'dragonView:didChangeHidden:', 'room:didReset:'];
+
+/**
+ * The dragon event whose label a tick leaves on the panel. A tick counts its events by name, not
+ * in order: with one kind of dragon event that is the one; with several, forward or back as the
+ * dragon's net move says, else the most frequent. happyclient's `play` decides alike
+ * (Sources/HappyClientCLI/Play/CrowdTally.swift, `TickLabel`).
+ */
+export function tickDragonEvent(tick) {
+  const kinds = Object.entries(tick.names || {}).filter(([name, count]) => DRAGON_EVENTS.includes(name) && count > 0);
+  if (kinds.length === 0) return undefined;
+  if (kinds.length === 1) return kinds[0][0];
+  const move = (tick.changes || []).find((change) => change.path === 'dragon.x');
+  const dx = move ? move.to - move.from : 0;
+  const has = (name) => kinds.some(([kind]) => kind === name);
+  if (dx > 0 && has('forwardButtonClicked:')) return 'forwardButtonClicked:';
+  if (dx < 0 && has('backButtonClicked:')) return 'backButtonClicked:';
+  return kinds.reduce((best, kind) => (kind[1] > best[1] ? kind : best))[0];
+}
+
+/** The status label after a tick, `{text, by}` (by: its one sender, else `the crowd`), or undefined when it has no dragon event. */
+export function statusAfterTick(tick, initial) {
+  const name = tickDragonEvent(tick);
+  if (name === undefined) return undefined;
+  const text = statusAfter(name, tick.state.dragon, initial);
+  if (name === 'room:didReset:') return { text, by: null };
+  const single = !tick.votes && tick.senderCount <= 1 && tick.senders?.[0];
+  return { text, by: single ? tick.senders[0].name : 'the crowd' };
 }
 
 export function faceDescription(face) {

@@ -6,7 +6,9 @@
 // It keeps one WebSocket to /ws open, reconnects with capped exponential
 // backoff and resumes with since/epoch, keeps the room's latest scene,
 // presence and live pointers, turns intents into promises of their ack, and
-// estimates the server clock (section 8). docs/web-client.md describes it.
+// estimates the server clock (section 8). In a crowd room (section 12) it
+// reads ticks, delivery switches and batched presence. docs/web-client.md
+// describes it.
 
 /** The protocol version this module speaks (`welcome.protocol`). */
 export const PROTOCOL_VERSION = 1;
@@ -38,6 +40,84 @@ export const CLOSE_REASONS = Object.freeze({
 export function describeClose(code, reason = '') {
   const meaning = CLOSE_REASONS[code] || 'closed';
   return `${code} ${meaning}${reason ? `: ${reason}` : ''}`;
+}
+
+const TICK_WORDS = Object.freeze({
+  'forwardButtonClicked:': 'forward', 'backButtonClicked:': 'back',
+  'faceView:didChangeHappiness:': 'happiness', 'faceView:didChangeScale:': 'scale',
+  'heartView:didChangeRate:': 'rate', 'heartView:didChangeStyle:': 'style',
+  'dragonView:didChangeHidden:': 'hide/show', 'room:didReset:': 'reset',
+});
+
+/**
+ * Who a tick's events came from: `alice`, `alice and bob`, `alice and 36 others`; without
+ * names `37 people`, or `the crowd` when not even a count came.
+ * @param {{name: string}[]} senders The most recent senders, newest first.
+ * @param {number} count How many distinct senders there were.
+ * @returns {string}
+ */
+export function describeSenders(senders, count) {
+  const [first, second] = Array.isArray(senders) ? senders : [];
+  if (!first) return count === 1 ? '1 person' : count > 1 ? `${count} people` : 'the crowd';
+  if (!(count > 1)) return first.name;
+  if (count === 2 && second) return `${first.name} and ${second.name}`;
+  return `${first.name} and ${count - 1} other${count === 2 ? '' : 's'}`;
+}
+
+/**
+ * A tick's events by kind: `41 forward, 19 back, 3 happiness` (the votes first when it has them).
+ * @param {object} tick
+ * @returns {string}
+ */
+export function describeTickCounts(tick) {
+  const parts = tick.votes ? [`${tick.votes.forward} forward`, `${tick.votes.back} back`] : [];
+  for (const [name, count] of Object.entries(tick.names || {})) {
+    const word = TICK_WORDS[name] ?? name;
+    if (tick.votes && (word === 'forward' || word === 'back')) continue;
+    parts.push(`${count} ${word}`);
+  }
+  return parts.join(', ');
+}
+
+/**
+ * A batch of joins and leaves: `+120 joined, 33 left (5234 here)`.
+ * @param {{count: number, joinedCount: number, leftCount: number}} batch
+ * @returns {string}
+ */
+export function describePresenceBatch(batch) {
+  return `+${batch.joinedCount} joined, ${batch.leftCount} left (${batch.count} here)`;
+}
+
+/**
+ * A whole tick in one line, as happyclient's `watch` prints it after the time:
+ * `#131–190 alice and 36 others: 41 forward, 19 back; +120 joined, 33 left (5234 here)`.
+ * @param {object} tick
+ * @returns {string}
+ */
+export function describeTick(tick) {
+  const parts = [];
+  if (tickEventCount(tick) > 0) {
+    const range = tick.from === tick.seq ? `#${tick.seq}` : `#${tick.from}–${tick.seq}`;
+    parts.push(`${range} ${describeSenders(tick.senders, tick.senderCount ?? tick.senders?.length ?? 0)}: ${describeTickCounts(tick)}`);
+  }
+  if (tick.presence && (tick.presence.joinedCount > 0 || tick.presence.leftCount > 0)) {
+    parts.push(describePresenceBatch(tick.presence));
+  }
+  return parts.join('; ');
+}
+
+/**
+ * A delivery switch: `delivery: one tick every 50 ms`, `delivery: one message per event`.
+ * @param {{mode: 'each'|'tick', tickMs?: number}} delivery
+ * @returns {string}
+ */
+export function describeDelivery({ mode, tickMs }) {
+  return mode === 'tick' ? `delivery: one tick every ${tickMs} ms` : 'delivery: one message per event';
+}
+
+/** How many events a tick covers (none when `from` is `seq` + 1: it carries presence only). */
+function tickEventCount(tick) {
+  return tick.seq >= tick.from ? tick.seq - tick.from + 1 : 0;
 }
 
 /**
@@ -108,7 +188,8 @@ export class HappyError extends Error {
  * @typedef {object} Ack
  * @property {string} id The intent's id.
  * @property {number} seq The room's seq after the intent (the event's seq when it made one).
- * @property {'applied'|'clamped'|'unchanged'|'blocked'} result
+ * @property {'applied'|'clamped'|'unchanged'|'blocked'|'counted'} result `counted`: a dragon vote (section 12;
+ *   `seq` is the voted event's, 0 on a tie).
  */
 
 /**
@@ -121,10 +202,11 @@ export class HappyError extends Error {
  * @property {'idle'|'drag'|'pinch'|'press'} activity
  */
 
-const EVENT_TYPES = ['welcome', 'event', 'state', 'presence', 'resync', 'status', 'pointers', 'error'];
+const EVENT_TYPES = ['welcome', 'event', 'tick', 'delivery', 'state', 'presence', 'resync', 'status', 'pointers', 'error'];
 const POINTER_VIEWS = ['face', 'heart', 'dragon'];
 const POINTER_ACTIVITIES = ['idle', 'drag', 'pinch', 'press'];
 const DEFAULT_POINTER_INTERVAL_MS = 50;
+const DEFAULT_TICK_MS = 50;
 const CLOCK_SAMPLES = 8;
 const SECOND_PING_DELAY_MS = 1000;
 
@@ -167,6 +249,8 @@ export class HappyClient {
   #people = new Map();
   #peopleCount = 0;
   #pointers = new Map();
+  #delivery = 'each';
+  #tickMs = DEFAULT_TICK_MS;
   #status = { phase: 'connecting', failures: 0 };
   #failures = 0;
   #ended = false;
@@ -242,6 +326,15 @@ export class HappyClient {
   /** How many clients the room has, this one included. @type {number} */
   get peopleCount() { return this.#peopleCount; }
 
+  /**
+   * How the room's events arrive now (section 12): `each` (one `event` each) or `tick` (one
+   * `tick` per {@link HappyClient#tickMs} for all of them). @type {'each'|'tick'}
+   */
+  get delivery() { return this.#delivery; }
+
+  /** How often a tick room sends ticks, in ms (`welcome.tickMs`, or the last `delivery` message's). @type {number} */
+  get tickMs() { return this.#tickMs; }
+
   /** The others' visible pointers (section 10). @type {Pointer[]} */
   get pointers() { return [...this.#pointers.values()]; }
 
@@ -288,9 +381,19 @@ export class HappyClient {
    *
    * - `welcome` (welcome): every welcome, first or after a reconnect; `welcome.recovered` tells
    *   whether the events missed meanwhile follow (as `event`s with `replayed` true).
-   * - `event` (event, {replayed}): each event once, in seq order, duplicates dropped.
-   * - `state` (state, {cause: 'welcome'|'event'|'resync', event?}): the scene changed.
-   * - `presence` ({people, count, joined?, left?}): the people list changed (welcome, join, leave).
+   * - `event` (event, {replayed}): each event once, in seq order, duplicates dropped. In tick
+   *   delivery only the events a resume replays come one by one; the others come in ticks.
+   * - `tick` (tick, {fresh, missed}): a crowd room's tick (section 12), with the events from
+   *   `tick.from` to `tick.seq` counted by name; `fresh` is how many of them this client had not
+   *   seen (a first tick may start at or before the welcome's seq), `missed` `{from, to}` the
+   *   events that never arrived when it starts past the next seq (else null; the state is current
+   *   either way). A tick that brings nothing new is dropped; one with joins and leaves only has
+   *   `fresh` 0. {@link describeTick} says it in one line.
+   * - `delivery` ({mode, tickMs}): the room switched between `each` and `tick`.
+   * - `state` (state, {cause: 'welcome'|'event'|'tick'|'resync', event?, tick?}): the scene changed.
+   * - `presence` ({people, count, joined?, left?, batch?, tick?}): the people list changed
+   *   (welcome, join, leave); in a crowd room `batch` is a batch of joins and leaves,
+   *   `{joined, left, joinedCount, leftCount, count}`, and `tick` the tick it came in, if so.
    * - `resync` (resync): the server replaced queued events by the whole scene.
    * - `status` (status): connecting, connected, reconnecting, refused or closed; see {@link Status}.
    * - `pointers` ({pointers, changed, gone}): the others' live pointers changed: `pointers` is
@@ -298,7 +401,7 @@ export class HappyClient {
    *   hid. Also on every welcome, with the room's visible pointers as `changed`.
    * - `error` (HappyError): an error not tied to a pending intent or ping.
    *
-   * @param {'welcome'|'event'|'state'|'presence'|'resync'|'status'|'pointers'|'error'} type
+   * @param {'welcome'|'event'|'tick'|'delivery'|'state'|'presence'|'resync'|'status'|'pointers'|'error'} type
    * @param {Function} listener
    * @returns {() => void} removes the listener
    */
@@ -546,7 +649,10 @@ export class HappyClient {
         { id: message.id, seq: message.seq, result: message.result }));
       case 'error': return this.#receiveError(message);
       case 'resync': return this.#receiveResync(message);
-      case 'presence': return this.#receivePresence(message);
+      case 'presence':
+        return typeof message.count === 'number' ? this.#receivePresenceBatch(message, null) : this.#receivePresence(message);
+      case 'tick': return this.#receiveTick(message);
+      case 'delivery': return this.#receiveDelivery(message);
       case 'pointers': return this.#receivePointers(message);
       case 'pong': return this.#receivePong(message);
       default: return undefined; // Newer message types are ignored, as unknown fields are.
@@ -564,6 +670,8 @@ export class HappyClient {
     this.#state = welcome.state;
     this.#people = new Map((welcome.presence || []).map((person) => [person.id, person]));
     this.#peopleCount = typeof welcome.presenceCount === 'number' ? welcome.presenceCount : this.#people.size;
+    this.#delivery = welcome.delivery === 'tick' ? 'tick' : 'each';
+    if (Number.isFinite(welcome.tickMs) && welcome.tickMs > 0) this.#tickMs = welcome.tickMs;
     const before = this.#pointers;
     this.#pointers = new Map((welcome.pointers || []).filter((pointer) => pointer.id !== welcome.you?.id)
       .map((pointer) => [pointer.id, pointer]));
@@ -593,6 +701,48 @@ export class HappyClient {
     if (!replayed && event.state) this.#state = event.state;
     this.#emit('event', event, { replayed });
     if (!replayed) this.#emit('state', this.#state, { cause: 'event', event });
+  }
+
+  #receiveTick(tick) {
+    if (!Number.isInteger(tick.from) || !Number.isInteger(tick.seq)) return;
+    if (tick.presence && typeof tick.presence.count === 'number') this.#receivePresenceBatch(tick.presence, tick);
+    const count = tickEventCount(tick);
+    if (count === 0) {
+      if (tick.presence) this.#emit('tick', tick, { fresh: 0, missed: null });
+      return;
+    }
+    if (this.#seq !== null && tick.seq <= this.#seq) return; // Every event of it was seen already.
+    const seen = this.#seq ?? tick.from - 1;
+    const missed = tick.from > seen + 1 ? { from: seen + 1, to: tick.from - 1 } : null;
+    const fresh = tick.seq - Math.max(seen, tick.from - 1);
+    this.#seq = tick.seq;
+    if (tick.state) this.#state = tick.state;
+    this.#emit('tick', tick, { fresh, missed });
+    this.#emit('state', this.#state, { cause: 'tick', tick });
+  }
+
+  #receiveDelivery(message) {
+    if (message.mode !== 'each' && message.mode !== 'tick') return;
+    this.#delivery = message.mode;
+    if (Number.isFinite(message.tickMs) && message.tickMs > 0) this.#tickMs = message.tickMs;
+    this.#emit('delivery', { mode: this.#delivery, tickMs: this.#tickMs });
+  }
+
+  /** A crowd room's joins and leaves, as a `presence` message of its own or in a tick. */
+  #receivePresenceBatch(batch, tick) {
+    const joined = Array.isArray(batch.joined) ? batch.joined : [];
+    const left = Array.isArray(batch.left) ? batch.left : [];
+    for (const person of joined) this.#people.set(person.id, person);
+    const gone = [];
+    for (const person of left) {
+      this.#people.delete(person.id);
+      if (this.#pointers.delete(person.id)) gone.push(person.id);
+    }
+    this.#peopleCount = Math.max(this.#people.size, batch.count);
+    const summary = { joined, left, joinedCount: batch.joinedCount ?? joined.length,
+      leftCount: batch.leftCount ?? left.length, count: batch.count };
+    this.#emit('presence', { people: this.people, count: this.#peopleCount, batch: summary, ...(tick ? { tick } : {}) });
+    if (gone.length > 0) this.#emit('pointers', { pointers: this.pointers, changed: [], gone });
   }
 
   #receiveResync(resync) {

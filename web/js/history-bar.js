@@ -3,7 +3,7 @@
 // shows (`moment`; null while live) and keeps `?seq=` in the address, so the
 // address of a moment can be shared.
 import { HistoryError, replayPause } from './history.js';
-import { statusAfter, timeOfDay } from './describe.js';
+import { statusAfter, statusBy, timeOfDay } from './describe.js';
 
 /** The address is rewritten at most this often while the slider moves or a replay runs (browsers throttle replaceState). */
 const URL_INTERVAL_MS = 250;
@@ -100,8 +100,9 @@ export class HistoryBar {
   }
 
   /**
-   * The live connection is at `seq` now; `counted` when an event arrived (counted on Live while
-   * the page shows the past). A new `epoch` means the room's history was replaced: back to the present.
+   * The live connection is at `seq` now; `counted` when an event arrived, or how many did (a tick),
+   * counted on Live while the page shows the past. A new `epoch` means the room's history was
+   * replaced: back to the present.
    */
   liveMoved(seq, { counted = false, epoch = null } = {}) {
     if (epoch !== null && this.epoch !== null && epoch !== this.epoch) {
@@ -113,7 +114,7 @@ export class HistoryBar {
       return;
     }
     this.latest = Math.max(this.latest ?? 0, seq);
-    if (counted && this.viewing !== null) this.liveCount += 1;
+    if (counted && this.viewing !== null) this.liveCount += counted === true ? 1 : counted;
     this.render();
   }
 
@@ -324,7 +325,7 @@ export class HistoryBar {
   after(moment, event) {
     const text = statusAfter(event.name, event.state.dragon, this.initialStatus);
     const status = text === undefined ? moment.status
-      : { text, by: event.name === 'room:didReset:' ? null : event.sender.name };
+      : { text, by: statusBy(event) };
     const events = [...moment.events, event].slice(-this.logLimit);
     return { seq: event.seq, state: event.state, status, events };
   }
@@ -406,7 +407,7 @@ function causeOf(events, text, initial) {
     const event = events[i];
     const after = statusAfter(event.name, event.state.dragon, initial);
     if (after === undefined) continue;
-    return after === text && event.name !== 'room:didReset:' ? event.sender.name : null;
+    return after === text ? statusBy(event) : null;
   }
   return null;
 }

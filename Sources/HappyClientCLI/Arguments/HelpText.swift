@@ -174,11 +174,14 @@ public enum HelpText {
         case .watch:
             return """
                 Streams the room: one line per event (time, #seq, sender, event name,
-                what changed) and per join or leave. Connection changes go to stderr.
+                what changed) and per join or leave. In a crowd room one line per tick
+                ("#131–190 alice and 36 others: 41 forward, 19 back; +3 joined, 1 left
+                (5234 here)"), per batch of joins and leaves, and per delivery switch.
+                Connection changes go to stderr.
                 When the connection drops it reconnects with backoff and resumes, so
                 every event appears exactly once and in order. Stop with Ctrl-C (exit 130)
                 or SIGTERM (exit 143).
-                  --json       the server's event and presence messages, one per line,
+                  --json       the server's event, tick and presence messages, one per line,
                                exactly as received (NDJSON)
                   --pointers   also where the others point and what they do: one line
                                per pointer that moves or goes (time, name, view, x and
@@ -201,6 +204,8 @@ public enum HelpText {
                 at, and a line names who is steering what ("steering: alice (face,
                 drag)"). Your keys show your pointer to them over the view you change,
                 for a second after the last key.
+                In a crowd room the people line shows how many are here, the dragon's
+                presses in the last second and the most recent senders.
                 Follows the terminal's size; reconnects and resumes when the connection
                 drops. Ctrl-C and SIGTERM also restore the terminal (exit 130 and 143).
                   --plain          plain ASCII shading, no colour (same as --color none)

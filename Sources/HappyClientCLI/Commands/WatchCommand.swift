@@ -64,8 +64,9 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         let url = session.configuration.displayURL
         switch outcome {
         case .fresh:
+            let ticks = welcome.delivery == .tick ? "; \(EventLines.delivery(.tick, tickMs: welcome.tickMs))" : ""
             console.err("happyclient: watching room \(welcome.room) at \(url) (seq \(welcome.seq), "
-                        + "\(welcome.presenceCount) connected)")
+                        + "\(welcome.presenceCount) connected\(ticks))")
             if welcome.isNewRoom { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
         case .resumed(let missed):
             console.err("happyclient: reconnected; resumed at seq \(welcome.seq - missed)"
@@ -80,6 +81,25 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
 
     func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
         console.out(json ? text : lines.event(event))
+    }
+
+    /// A crowd room's tick: one line for all its events (and its joins and leaves).
+    func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {
+        console.out(json ? text : lines.tick(tick))
+    }
+
+    func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage) {
+        guard !json else { return }
+        console.out(lines.missed(range, atMilliseconds: SystemTime.wallMilliseconds()))
+    }
+
+    /// `--json` prints the message as the server encodes it (the session passes on no text for it).
+    func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {
+        if json {
+            console.out(String(decoding: ServerMessageEncoder.delivery(mode, tickMs: tickMs), as: UTF8.self))
+        } else {
+            console.out(lines.delivery(mode, tickMs: tickMs, atMilliseconds: SystemTime.wallMilliseconds()))
+        }
     }
 
     func session(_ session: HappySession, presence change: PresenceChange, text: String) {

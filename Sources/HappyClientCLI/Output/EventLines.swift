@@ -13,7 +13,14 @@ struct EventLines {
     /// (web/js/describe.js, `eventLine`).
     func event(_ event: EventMessage) -> String {
         let time = TimeOfDay.format(milliseconds: event.time, offsetSeconds: offsetSeconds)
-        return "\(time) #\(event.seq) \(event.sender.name)  \(Self.summary(of: event))  \(event.name)"
+        return "\(time) #\(event.seq) \(Self.sender(of: event))  \(Self.summary(of: event))  \(event.name)"
+    }
+
+    /// Who caused an event: its sender's name, or for a voted one (it has no
+    /// sender) `the crowd (41 forward, 19 back)`.
+    static func sender(of event: EventMessage) -> String {
+        guard let votes = event.votes else { return event.sender.name }
+        return "the crowd (\(votes.forward) forward, \(votes.back) back)"
     }
 
     /// `12:04:07 bob (c8) joined`
@@ -39,14 +46,15 @@ struct EventLines {
         return "\(time) " + parts.joined(separator: "; ")
     }
 
-    /// `alice`, `alice and bob`, `alice and 36 others`, or `the crowd` (a vote with no names).
+    /// `alice`, `alice and bob`, `alice and 36 others`; without names `37 people`, or `the crowd`
+    /// when not even a count came.
     static func who(_ senders: [Participant], count: Int) -> String {
-        guard let first = senders.first else { return count > 0 ? "\(count) people" : "the crowd" }
-        switch count {
-        case ...1: return first.name
-        case 2 where senders.count > 1: return "\(first.name) and \(senders[1].name)"
-        default: return "\(first.name) and \(count - 1) others"
+        guard let first = senders.first else {
+            return count == 1 ? "1 person" : count > 1 ? "\(count) people" : "the crowd"
         }
+        if count <= 1 { return first.name }
+        if count == 2 && senders.count > 1 { return "\(first.name) and \(senders[1].name)" }
+        return "\(first.name) and \(count - 1) other\(count == 2 ? "" : "s")"
     }
 
     /// `41 forward, 19 back, 3 happiness`: the votes when the tick has them, else its events by kind.
@@ -64,6 +72,25 @@ struct EventLines {
     /// `+120 joined, 33 left (5234 here)`.
     static func summary(of batch: PresenceBatch) -> String {
         "+\(batch.joinedCount) joined, \(batch.leftCount) left (\(batch.count) here)"
+    }
+
+    /// `12:04:05 delivery: one tick every 50 ms` or `12:04:05 delivery: one message per event`.
+    func delivery(_ mode: DeliveryMode, tickMs: Int, atMilliseconds now: Int64) -> String {
+        "\(TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)) \(Self.delivery(mode, tickMs: tickMs))"
+    }
+
+    static func delivery(_ mode: DeliveryMode, tickMs: Int) -> String {
+        switch mode {
+        case .tick: return "delivery: one tick every \(tickMs) ms"
+        case .each: return "delivery: one message per event"
+        }
+    }
+
+    /// `12:04:05 events #41–44 did not arrive (the state is current)`: a tick began past the next seq.
+    func missed(_ range: ClosedRange<UInt64>, atMilliseconds now: Int64) -> String {
+        let time = TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)
+        let events = range.count == 1 ? "event #\(range.lowerBound)" : "events #\(range.lowerBound)–\(range.upperBound)"
+        return "\(time) \(events) did not arrive (the state is current)"
     }
 
     private static let tickWords: [String: String] = [

@@ -157,7 +157,8 @@ struct PlayLoop {
             room: ledger.room ?? "?", url: session.configuration.displayURL, you: ledger.you,
             connection: model.connection, seq: ledger.deliveredSeq, scene: scene,
             statusLabel: past?.statusLabel ?? model.statusLabel, lastAnswer: past == nil ? model.lastAnswer : nil,
-            presence: ledger.presence, presenceCount: ledger.presenceCount, steering: steering, replay: past?.line)
+            presence: ledger.presence, presenceCount: ledger.presenceCount, steering: steering, replay: past?.line,
+            crowd: past == nil ? model.crowdLine(delivery: ledger.delivery, here: ledger.presenceCount) : nil)
         let marks = past == nil ? PlayPointers.marks(pointers.entries, layout: layout, renderer: renderer) : []
         let lines = picture(layout, snapshot, scene: scene, dragonStatus: past?.drawnStatus ?? model.drawnStatus, marks: marks)
         writer.show(PlayScreen(layout: layout).rows(picture: lines, texts: texts))

@@ -18,6 +18,7 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     private var endedError: SessionError?
     private var pointerTable: [String: PointerEntry] = [:]
     private var pointerMovedAt: [String: Double] = [:]
+    private var crowdTally = CrowdTally()
 
     init(status: DragonStatus, wake: @escaping @Sendable () -> Void) {
         self.status = status
@@ -46,6 +47,12 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
         }
     }
 
+    /// The crowd line (`here (5234) · last second: 41 forward, 19 back · recent: …`) while the
+    /// room is a crowd (tick delivery, or a batch of joins or a voted event lately); else nil.
+    func crowdLine(delivery: DeliveryMode, here count: Int, now: Double = SystemTime.monotonicSeconds()) -> String? {
+        locked { crowdTally.isCrowd(at: now, delivery: delivery) ? crowdTally.line(at: now, here: count) : nil }
+    }
+
     /// Records the answer to a key's intent.
     func answered(_ action: Action, _ result: Result<IntentOutcome, SessionError>) {
         let text: String
@@ -71,7 +78,9 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     }
 
     func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
+        let now = SystemTime.monotonicSeconds()
         update {
+            crowdTally.add(event, at: now)
             guard let label = Self.label(after: event, status: status) else { return }
             setLabel(label.shown, drawn: label.drawn)
         }
@@ -83,10 +92,33 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
     static func label(after event: EventMessage, status: DragonStatus) -> (shown: String, drawn: String)? {
         guard let name = EventName(rawValue: event.name),
               let label = status.after(name, dragon: event.state.dragon) else { return nil }
-        return (name == .didReset ? label : "\(event.sender.name): \(label)", label)
+        let who = event.votes == nil ? event.sender.name : "the crowd"
+        return (name == .didReset ? label : "\(who): \(label)", label)
+    }
+
+    func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {
+        let now = SystemTime.monotonicSeconds()
+        update {
+            crowdTally.add(tick, at: now)
+            guard let label = Self.label(after: tick, status: status) else { return }
+            setLabel(label.shown, drawn: label.drawn)
+        }
+    }
+
+    /// The status label after a tick, nil when it has no dragon event (see `TickLabel`).
+    static func label(after tick: TickMessage, status: DragonStatus) -> (shown: String, drawn: String)? {
+        guard let name = TickLabel.event(of: tick), let label = status.after(name, dragon: tick.state.dragon) else { return nil }
+        return (name == .didReset ? label : "\(TickLabel.who(tick)): \(label)", label)
     }
 
     func session(_ session: HappySession, presence change: PresenceChange, text: String) {
+        let now = SystemTime.monotonicSeconds()
+        update {
+            if case .batch = change { crowdTally.sawCrowd(at: now) }
+        }
+    }
+
+    func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {
         update {}
     }
 

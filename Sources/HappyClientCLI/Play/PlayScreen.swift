@@ -41,9 +41,11 @@ struct PlayScreen {
 
     /// The text rows' contents for a moment of the game; during a replay,
     /// `replay` is its line (`replay seq 12 of 40 at 4×`), shown in the title.
+    /// In a crowd room `crowd` takes the people line's place (`CrowdTally.line`).
     static func texts(room: String, url: String, you: Participant?, connection: String, seq: UInt64,
                       scene: Scene?, statusLabel: String, lastAnswer: String?,
-                      presence: [Participant], presenceCount: Int, steering: String, replay: String? = nil) -> Texts {
+                      presence: [Participant], presenceCount: Int, steering: String, replay: String? = nil,
+                      crowd: String? = nil) -> Texts {
         let who = you.map { " · \($0.name)" } ?? ""
         let title = replay.map { " Happy · room \(room)\(who) · \($0) · \(connection)" }
             ?? " Happy · room \(room)\(who) · \(url) · \(connection) · seq \(seq)"
@@ -58,7 +60,7 @@ struct PlayScreen {
         let names = presence.map { $0 == you ? "\($0.name) (you)" : $0.name }
         let more = presenceCount > presence.count ? ", …" : ""
         return Texts(title: title, shortTitle: shortTitle, statusLabel: statusLabel, values: values,
-                     presence: "here (\(presenceCount)): " + names.joined(separator: ", ") + more,
+                     presence: crowd ?? "here (\(presenceCount)): " + names.joined(separator: ", ") + more,
                      steering: steering, keys: replay == nil ? PlayKeys.help : replayKeys)
     }
 

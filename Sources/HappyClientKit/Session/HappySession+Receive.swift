@@ -93,8 +93,16 @@ extension HappySession: WebSocketDelegate {
             for left in tick.presence?.left ?? [] {
                 if let update = pointerBoard.left(left) { calls.append(pointerCall(update, text: nil)) }
             }
-            guard ledger.tick(tick) else { return calls }
-            return [{ [weak self] in
+            let intake = ledger.tick(tick)
+            guard intake.isNew else { return calls }
+            var missed: [() -> Void] = []
+            if let range = intake.missed {
+                missed = [{ [weak self] in
+                    guard let self else { return }
+                    self.delegate?.session(self, missed: range, before: tick)
+                }]
+            }
+            return missed + [{ [weak self] in
                 guard let self else { return }
                 self.delegate?.session(self, didReceive: tick, text: text)
             }] + calls

@@ -15,6 +15,9 @@ public protocol HappySessionDelegate: AnyObject {
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String)
     /// A tick: every event from `tick.from` to `tick.seq` in one message (section 12).
     func session(_ session: HappySession, didReceive tick: TickMessage, text: String)
+    /// A tick started past the next seq: the events in `range` never arrived
+    /// (the tick's state is current). Called just before that tick.
+    func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage)
     /// The room switched between one message per event and ticks.
     func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int)
     /// The others' pointers changed: a welcome listed them, a `pointers`
@@ -33,6 +36,7 @@ extension HappySessionDelegate {
     public func session(_ session: HappySession, presence change: PresenceChange, text: String) {}
     public func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {}
     public func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {}
+    public func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage) {}
     public func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {}
     public func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {}
     public func session(_ session: HappySession, didReceiveError error: WireError) {}

@@ -63,19 +63,24 @@ public struct RoomLedger: Sendable {
         return outcome
     }
 
-    /// Takes in a tick; false when it carries nothing new (it ends at or
-    /// before what was passed on and holds no presence).
-    public mutating func tick(_ tick: TickMessage) -> Bool {
+    /// Takes in a tick; `isNew` is false when it carries nothing new (it ends
+    /// at or before what was passed on and holds no presence). `missed` names
+    /// the events between the last one passed on and the tick's `from`, when
+    /// it starts past the next seq (a tick may start at or before it: a
+    /// joining client's first tick can cover events its welcome covered).
+    public mutating func tick(_ tick: TickMessage) -> (isNew: Bool, missed: ClosedRange<UInt64>?) {
         if let batch = tick.presence { presence(batch) }
-        guard tick.seq > deliveredSeq || tick.eventCount == 0 else { return false }
+        guard tick.seq > deliveredSeq || tick.eventCount == 0 else { return (false, nil) }
+        var missed: ClosedRange<UInt64>?
         if tick.seq > deliveredSeq {
+            if tick.from > deliveredSeq + 1 { missed = (deliveredSeq + 1)...(tick.from - 1) }
             deliveredSeq = tick.seq
             state = tick.state
             stateSeq = tick.seq
             recent.append((tick.seq, tick.state))
             if recent.count > Self.recentLimit { recent.removeFirst(recent.count - Self.recentLimit) }
         }
-        return true
+        return (true, missed)
     }
 
     /// The room's delivery changed.
