@@ -213,12 +213,13 @@ final class ConnectionRegistry {
         guard connection.joined else { return directory.unseat(connection, from: runtime) }
         let countBefore = runtime.presenceCount
         broadcaster.left(connection, runtime)
+        // Before the room may be reported emptied.
+        if !connection.isObserver { webhooks.presence(.presenceLeft, connection.participant, in: runtime) }
         directory.unseat(connection, from: runtime)
         guard !connection.isObserver else { return pointers.left(connection, room: runtime) }
         pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
         crowd.left(connection.participant, in: runtime, countBefore: countBefore)
-        webhooks.presence(.presenceLeft, connection.participant, in: runtime)
     }
 
     // MARK: keepalive and sweep

@@ -36,6 +36,7 @@ final class WebhookSenders: @unchecked Sendable {
     static let firstRetrySeconds = 0.5
     static let lastRetrySeconds = 60.0
     static let postTimeoutSeconds = 10.0
+    static let stopWaitSeconds = 2.0
 
     private let webhooks: [HappyConfig.Webhook]
     private let queueMax: Int
@@ -78,12 +79,14 @@ final class WebhookSenders: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Stops the senders (what is not delivered stays in the outbox) and waits for them.
+    /// Stops the senders (what is not delivered stays in the outbox) and
+    /// waits a moment for them: a POST to a slow receiver is not waited
+    /// for, its batch is sent again by the next start.
     func stop() {
         condition.lock()
         stopping = true
         condition.broadcast()
-        let deadline = Date(timeIntervalSinceNow: Self.postTimeoutSeconds + 1)
+        let deadline = Date(timeIntervalSinceNow: Self.stopWaitSeconds)
         while running > 0 && condition.wait(until: deadline) {}
         condition.unlock()
     }
