@@ -124,4 +124,46 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertLessThan(slow.median, max(fast.median * 4, 0.05))
         XCTAssertLessThan(slow.p99, 1.0)
     }
+
+    /// The receiver example of docs/operations.md, run as written.
+    func testTheDocumentedReceiverTakesSignedBatchesAndRefusesForgedOnes() throws {
+        let script = ServerProcess.repositoryRoot.appendingPathComponent("docs/examples/webhook_receiver.py")
+        let receiver = Process()
+        receiver.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        receiver.arguments = [script.path, "--port", "0", "--secret", secret]
+        let output = Pipe(), errors = Pipe()
+        receiver.standardOutput = output
+        receiver.standardError = errors
+        let lines = LineCollector()
+        output.fileHandleForReading.readabilityHandler = { lines.append($0.availableData) }
+        let status = LineCollector()
+        errors.fileHandleForReading.readabilityHandler = { status.append($0.availableData) }
+        try receiver.run()
+        defer { receiver.terminate(); receiver.waitUntilExit() }
+        let port = try eventually(seconds: 10) { () -> Int? in
+            status.lines.first.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+        }
+        let url = "http://127.0.0.1:\(port)/hooks/happy"
+        let server = try ServerProcess(["webhooks": [["url": url, "events": ["event", "presence.joined"], "secret": secret]]])
+        let (client, _) = try TestClient.join(server, name: "alice")
+        try acked(client, 70, id: "x")
+        let printed = try eventually(seconds: 15) { () -> [JSONValue]? in
+            let parsed = lines.lines.compactMap { try? JSONParser.parse(Array($0.utf8)) }
+            return parsed.count >= 2 ? parsed : nil
+        }
+        XCTAssertEqual(printed.compactMap { $0["type"]?.stringValue }, ["presence.joined", "event"])
+
+        let forged = try HTTP.post(url, body: #"{"deliveries":[{"id":"x","type":"event"}]}"#,
+                                   headers: ["X-Happy-Signature": "sha256=" + String(repeating: "0", count: 64)])
+        XCTAssertEqual(forged.status, 401)
+        XCTAssertEqual(lines.lines.count, 2, "a forged batch prints nothing")
+    }
+}
+
+/// Lines written to a pipe, as they arrive.
+private final class LineCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func append(_ data: Data) { lock.withLock { text += String(decoding: data, as: UTF8.self) } }
+    var lines: [String] { lock.withLock { text.split(separator: "\n").map(String.init) } }
 }
