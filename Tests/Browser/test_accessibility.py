@@ -286,6 +286,7 @@ class EveryStateOfTheInspector(unittest.TestCase):
         cls.server.close()
 
     def open(self, driver, server=None, query="", ready=lambda i: i.get("live") == "live"):
+        driver.get("about:blank")  # a load of its own, not a move within the page
         driver.get(f"{(server or self.server).base}/admin{query}")
         support.until(driver, lambda d: ready(inspector_info(d) or {}), 15, lambda: str(inspector_info(driver)))
 
@@ -297,13 +298,13 @@ class EveryStateOfTheInspector(unittest.TestCase):
 
     def test_a_room_open_with_people_an_observer_and_rate_limit_hits(self):
         for driver in (self.desktop, self.phone):
-            self.open(driver, query="?room=kitchen",
+            self.open(driver, query="#room=kitchen",
                       ready=lambda i: len(i.get("connections", [])) == 3 and any(c["rateLimited"] for c in i["connections"]))
             self.check(driver, "room open")
 
     def test_the_remove_and_delete_dialogs(self):
         for driver in (self.desktop, self.phone):
-            self.open(driver, query="?room=kitchen", ready=lambda i: len(i.get("connections", [])) == 3)
+            self.open(driver, query="#room=kitchen", ready=lambda i: len(i.get("connections", [])) == 3)
             driver.find_element(By.CSS_SELECTOR, "#connections-body button.kick").click()
             wait_for(driver, lambda d: d.find_element(By.ID, "kick-dialog").is_displayed())
             driver.find_element(By.ID, "kick-reason").send_keys("too loud")
@@ -315,7 +316,7 @@ class EveryStateOfTheInspector(unittest.TestCase):
             driver.find_element(By.ID, "delete-cancel").click()
 
     def test_an_outcome_paused_and_a_room_not_in_memory(self):
-        self.open(self.desktop, query="?room=lobby", ready=lambda i: len(i.get("connections", [])) == 1)
+        self.open(self.desktop, query="#room=lobby", ready=lambda i: len(i.get("connections", [])) == 1)
         self.desktop.find_element(By.CSS_SELECTOR, "#connections-body button.kick").click()
         self.desktop.find_element(By.ID, "kick-confirm").click()
         support.until(self.desktop, lambda d: inspector_info(d)["outcome"].startswith("Removed 1 connection"), 10,
@@ -323,7 +324,7 @@ class EveryStateOfTheInspector(unittest.TestCase):
         self.desktop.find_element(By.ID, "pause").click()
         support.until(self.desktop, lambda d: inspector_info(d)["live"] == "paused", 5, lambda: str(inspector_info(self.desktop)))
         self.check(self.desktop, "outcome, paused")
-        self.open(self.desktop, query="?room=nosuch", ready=lambda i: i.get("roomProblem"))
+        self.open(self.desktop, query="#room=nosuch", ready=lambda i: i.get("roomProblem"))
         self.assertIn("Room nosuch is not in memory on this server", self.desktop.find_element(By.ID, "room-problem").text)
         self.check(self.desktop, "room not in memory")
 

@@ -66,6 +66,7 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.server.close()
 
     def open_inspector(self, query=""):
+        self.inspector.get("about:blank")  # a load of its own, not a move within the page
         self.inspector.get(f"{self.server.base}/admin{query}")
         wait_inspector(self.inspector, lambda i: i.get("live") == "live", "the inspector did not load")
 
@@ -89,7 +90,7 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.assertEqual(info(self.page)["connectionText"], text)
 
     def test_two_rooms_paged_a_kick_by_name_and_a_deleted_room_stop_the_page(self):
-        self.open_inspector("?limit=1")
+        self.open_inspector("#limit=1")
         wait_inspector(self.inspector, lambda i: i["rooms"] == ["atrium"] and i["next"] == "atrium", "first page")
         self.assertFalse(self.inspector.find_element(By.ID, "previous-page").is_enabled())
         self.click("next-page")
@@ -143,7 +144,7 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.assertIsNone(inspector_info(self.inspector)["selected"])
 
     def test_a_kick_by_id_stops_a_module_client_and_leaves_the_others(self):
-        self.open_inspector("?room=bazaar")
+        self.open_inspector("#room=bazaar")
         wait_inspector(self.inspector, lambda i: len(i["connections"]) == 2, "bob and carol")
         bob = next(c for c in inspector_info(self.inspector)["connections"] if c["name"] == "bob")
         sockets = self.module.execute_script("return window.openedSockets.length")

@@ -14,9 +14,11 @@ const POLL_MS = 1000;
 const ROOM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_REASON_BYTES = 120;
 
-const params = new URLSearchParams(location.search);
-const token = params.get('token') || '';
-const pageSize = /^\d{1,4}$/.test(params.get('limit') || '') ? Math.min(1000, Math.max(1, Number(params.get('limit')))) : 100;
+const token = new URLSearchParams(location.search).get('token') || '';
+/** The page's own settings, `#room=R&limit=N`: in the fragment, as /admin answers no query parameter but `token`. */
+const fragment = () => new URLSearchParams(location.hash.slice(1));
+const limitParameter = fragment().get('limit') || '';
+const pageSize = /^\d{1,4}$/.test(limitParameter) ? Math.min(1000, Math.max(1, Number(limitParameter))) : 100;
 const api = new OperatorAPI({ token });
 
 const view = {
@@ -26,7 +28,7 @@ const view = {
   rooms: [],
   next: null,
   listed: false,
-  selected: ROOM_NAME.test(params.get('room') || '') ? params.get('room') : null,
+  selected: roomInAddress(),
   details: null,
   /** Why the chosen room cannot be shown, in words. */
   roomProblem: null,
@@ -151,7 +153,7 @@ function renderAccess() {
       + 'token below. Whoever holds the server\'s auth.secret mints one with ', mint, '.'];
   } else {
     help = ['This token is not enough: the operator API needs a token with the admin role (and, to list the rooms, '
-      + 'one for every room; a token for one room opens it with ', { code: '?room=NAME' }, '). Paste another token '
+      + 'one for every room; a token for one room opens it with ', { code: '#room=NAME' }, ' after it). Paste another token '
       + 'below; ', mint, ' mints one.'];
   }
   $('access-help').replaceChildren(...help.map((part) => {
@@ -342,11 +344,29 @@ function select(name) {
   refresh();
 }
 
+function roomInAddress() {
+  const room = fragment().get('room') || '';
+  return ROOM_NAME.test(room) ? room : null;
+}
+
 function rewriteAddress() {
-  const query = new URLSearchParams(location.search);
-  if (view.selected) query.set('room', view.selected);
-  else query.delete('room');
-  history.replaceState(null, '', `${location.pathname}${query.size ? `?${query}` : ''}`);
+  const settings = fragment();
+  if (view.selected) settings.set('room', view.selected);
+  else settings.delete('room');
+  history.replaceState(null, '', `${location.pathname}${location.search}${settings.size ? `#${settings}` : ''}`);
+}
+
+/** The address edited by hand: another room, or another page size (which starts over). */
+function followAddress() {
+  if ((fragment().get('limit') || '') !== limitParameter) return location.reload();
+  const room = roomInAddress();
+  if (room !== view.selected) {
+    view.selected = room;
+    view.details = null;
+    view.roomProblem = null;
+    render();
+    refresh();
+  }
 }
 
 function turnPage(step) {
@@ -464,7 +484,7 @@ function openWithToken(event) {
   if (!value) return;
   const query = new URLSearchParams(location.search);
   query.set('token', value);
-  location.href = `${location.pathname}?${query}`;
+  location.href = `${location.pathname}?${query}${location.hash}`;
 }
 
 // MARK: words
@@ -501,6 +521,7 @@ $('kick-cancel').addEventListener('click', () => $('kick-dialog').close());
 $('delete-room').addEventListener('click', openDelete);
 $('delete-form').addEventListener('submit', confirmDelete);
 $('delete-cancel').addEventListener('click', () => $('delete-dialog').close());
+window.addEventListener('hashchange', followAddress);
 render();
 refresh();
 
