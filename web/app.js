@@ -320,6 +320,7 @@ function wireControls() {
   $('reconnect').addEventListener('click', () => connection?.reconnectNow());
   $('other-room-form').addEventListener('submit', openOtherRoom);
   $('notice-rename').addEventListener('click', changeName);
+  $('notice-rejoin').addEventListener('click', () => connection?.reconnectNow());
   $('error-close').addEventListener('click', hideError);
   $('show-frame').addEventListener('change', toggleFrame);
 }
@@ -527,6 +528,7 @@ function renderConnection() {
   document.body.dataset.connection = report.phase;
   // A refusal at admission (a close code) would come again: the room notice offers what can work instead.
   $('reconnect').hidden = !(report.phase === 'reconnecting' || (report.phase === 'refused' && report.code === undefined));
+  // An operator's removal is not undone by itself: the room notice offers to join again, by choice.
 }
 
 /**
@@ -535,6 +537,12 @@ function renderConnection() {
  */
 function roomNotice() {
   const { phase, code, reason = '' } = model.connection;
+  if (phase === 'removed') {
+    const what = code === 4004 ? 'An operator deleted this room: it starts again empty if you join it.'
+      : 'An operator removed you from this room.';
+    return { text: `${what} Join again, open another room, or go to the lobby.`, rejoin: true, room: true,
+      lobby: room !== 'lobby' };
+  }
   if (phase === 'refused' && code !== undefined) {
     if (/token/i.test(reason)) return { text: 'The address needs a valid access token (?token=…).' };
     if (/room/i.test(reason)) return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
@@ -556,6 +564,7 @@ function renderRoomNotice() {
   $('other-room-form').hidden = !notice.room;
   $('lobby-link').hidden = !notice.lobby;
   $('notice-rename').hidden = !notice.rename;
+  $('notice-rejoin').hidden = !notice.rejoin;
 }
 
 /** Opens the room typed in the notice, keeping the page's token. */

@@ -18,7 +18,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The exit code for a session failure.
     public init(_ error: SessionError) {
         switch error {
-        case .refused, .closed: self = .refused
+        case .refused, .closed, .removed: self = .refused
         case .cannotConnect, .connectionLost, .stopped: self = .cannotConnect
         case .timeout: self = .timeout
         }
@@ -28,8 +28,9 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     static let helpLines = """
           0   success
           64  usage error: the command line is wrong (nothing was sent)
-          65  refused by the server: an error answer (its code and message) or a
-              close such as 1008 (bad room, name or token) or 1013 (server full)
+          65  refused by the server: an error answer (its code and message), a
+              close such as 1008 (bad room, name or token) or 1013 (server full),
+              or removed by an operator (4003 kicked, 4004 room deleted)
           69  cannot connect: the message names the URL and the reason
           73  the output file (frame --out) could not be written
           75  timeout: no answer within --timeout seconds

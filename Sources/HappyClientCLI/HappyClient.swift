@@ -17,6 +17,9 @@ public enum HappyClient {
             console.out(HelpText.help(for: topic))
             return ExitStatus.success.rawValue
         }
+        var common = invocation.common
+        if invocation.command.actsInTheRoom, common.name == nil { common.name = LoginName.current(environment: environment) }
+        common.observe = invocation.command.observesTheRoom
         let loop: ClientLoop
         do {
             loop = try ClientLoop(name: "happyclient")
@@ -24,7 +27,7 @@ public enum HappyClient {
             console.err("happyclient: cannot start the WebSocket client: \(error)")
             return ExitStatus.cannotConnect.rawValue
         }
-        let context = CommandContext(common: invocation.common, loop: loop, console: console, environment: environment)
+        let context = CommandContext(common: common, loop: loop, console: console, environment: environment)
         let status: Int32
         switch invocation.command {
         case .help: status = ExitStatus.success.rawValue
@@ -37,6 +40,10 @@ public enum HappyClient {
         case .history(let options): status = context.runHistory(options)
         case .replay(let options): status = context.runReplay(options)
         case .frame(let options): status = context.runFrame(options)
+        case .rooms(let options): status = context.runRooms(options)
+        case .room(let name, let json): status = context.runRoom(name, json: json)
+        case .kick(let options): status = context.runKick(options)
+        case .deleteRoom(let room): status = context.runDeleteRoom(room)
         }
         loop.shutdown()
         return status

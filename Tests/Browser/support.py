@@ -2,6 +2,7 @@
 own config and data directory, and headless Chromium sessions driven by
 Selenium (desktop, or a phone with touch and devicePixelRatio 3)."""
 
+import base64
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,3 +239,92 @@ def settled_seq(server, room, quiet=0.5, timeout=20):
             return seq
         seq = now
     raise AssertionError(f"room {room} kept moving for {timeout} s")
+
+
+# The client module (/js/happy-client.js) in a page of the server: window.clients[key] is a client and
+# window.statuses[key] every status it reported; window.openedSockets counts the sockets the page opened.
+MODULE_CLIENTS = """
+const done = arguments[arguments.length - 1];
+const [specs] = arguments;
+const load = window.clientModule ? Promise.resolve(window.clientModule) : (() => {
+  const NativeWebSocket = window.WebSocket;
+  window.openedSockets = [];
+  window.WebSocket = class extends NativeWebSocket {
+    constructor(...args) { super(...args); window.openedSockets.push(args[0]); }
+  };
+  return import('/js/happy-client.js');
+})();
+load.then((module) => {
+  window.clientModule = module;
+  window.clients ??= {};
+  window.statuses ??= {};
+  const ready = specs.map(({ key, options }) => {
+    const client = module.connect(options);
+    window.clients[key] = client;
+    window.statuses[key] = [];
+    client.on('status', (status) => window.statuses[key].push(status));
+    return client.ready();
+  });
+  return Promise.all(ready);
+}).then(() => done(true), (error) => done(String(error)));
+"""
+
+
+def open_module_clients(driver, server, specs):
+    """Opens module clients on a page of `server`: specs are (key, options) pairs; waits for their welcomes."""
+    if not driver.current_url.startswith(server.base):
+        driver.get(server.base + "/healthz")
+    driver.set_script_timeout(30)
+    loaded = driver.execute_async_script(MODULE_CLIENTS, [{"key": key, "options": options} for key, options in specs])
+    assert loaded is True, f"the module clients did not connect: {loaded}"
+
+
+def count_sockets(driver):
+    """Makes every page this driver opens from now on count the WebSockets it opens in window.openedSockets."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.openedSockets = [];
+        const NativeWebSocket = window.WebSocket;
+        window.WebSocket = class extends NativeWebSocket {
+          constructor(...args) { super(...args); window.openedSockets.push(args[0]); }
+        };"""})
+
+
+def operator(server, method, path, body=None, token=None):
+    """An operator API request: (status, JSON answer)."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(server.base + path, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def mint_token(secret, role, subject="tester"):
+    """A token the server accepts, made by `happyserver token`."""
+    made = subprocess.run([str(SERVER_BINARY), "token", "--secret", secret, "--sub", subject, "--role", role],
+                          capture_output=True, text=True, timeout=20, check=True)
+    return made.stdout.strip()
+
+
+def save_shot(driver, name, full=False):
+    """A screenshot in SHOTS (`name`.png); `full` takes the whole page, beyond the window."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    if full:
+        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"captureBeyondViewport": True, "format": "png"})
+        path.write_bytes(base64.b64decode(shot["data"]))
+    else:
+        driver.save_screenshot(str(path))
+    return path
+
+
+def until(driver, predicate, timeout, describe):
+    """Waits until predicate(driver) is truthy and returns it; on timeout fails with describe(), said then."""
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: predicate(d))
+    except TimeoutException:
+        raise AssertionError(f"not within {timeout} s: {describe()}") from None

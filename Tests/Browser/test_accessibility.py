@@ -1,11 +1,13 @@
 """Every state of the page, checked as a person with Debian's stock fonts and
 as axe-core sees it: live, history open, replaying, the name dialog, an
-error, disconnected (the server stopped), a refused room name, a new
-room, and a crowd room in tick delivery, on a desktop and a phone. In each, every character the page shows
-must have a glyph in the installed fonts (none drawn as the missing-glyph
-box), and axe-core must find no serious or critical violation (WCAG 2.x A
-and AA, colour contrast among them)."""
+error, disconnected (the server stopped), a refused room name, a new room,
+a crowd room in tick delivery, and removed by an operator, on a desktop and a
+phone; and every state of the inspector (/admin). In each, every character
+the page shows must have a glyph in the installed fonts (none drawn as the
+missing-glyph box), and axe-core must find no serious or critical violation
+(WCAG 2.x A and AA, colour contrast among them)."""
 
+import socket
 import time
 import unittest
 import uuid
@@ -168,6 +170,16 @@ class EveryStateOfThePage(unittest.TestCase):
         self.open(self.desktop, room=new_room("empty"))
         self.assert_state_is_sound(self.desktop, "new room")
 
+    def test_removed_by_an_operator(self):
+        for driver in (self.desktop, self.phone):
+            room = new_room("removed")
+            self.open(driver, room=room)
+            support.operator(self.server, "POST", f"/api/rooms/{room}/kick", {"id": info(driver)["you"]["id"], "reason": "a test"})
+            wait_for(driver, lambda d: info(d)["connection"] == "removed")
+            phone = driver is self.phone
+            support.save_shot(driver, "page-removed" + ("-phone" if phone else ""))
+            self.assert_state_is_sound(driver, "removed by an operator" + (" (phone)" if phone else ""))
+
 
 class InACrowdRoom(unittest.TestCase):
     """A room in tick delivery with writers pressing the dragon's buttons: the tally, the recent
@@ -222,3 +234,142 @@ class WhileTheServerIsDown(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
+
+
+def inspector_info(driver):
+    return driver.execute_script("return window.inspector ? window.inspector.info() : null")
+
+
+def non_loopback_address():
+    """This machine's address on its default route, or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+class EveryStateOfTheInspector(unittest.TestCase):
+    """The inspector (/admin) in each of its states, on a desktop and a phone: a room open with people, an
+    observer and rate-limit hits, the remove and delete dialogs, an action's outcome, paused, a room not in
+    memory, no rooms, the server down, and refused (401, 403, loopback only). Screenshots go to SHOTS as
+    admin-*.png."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = support.Server().start()
+        cls.helper = support.browser()
+        support.open_module_clients(cls.helper, cls.server, [
+            ("alice", {"room": "kitchen", "name": "alice"}),
+            ("bob", {"room": "kitchen", "name": "bob"}),
+            ("dash", {"room": "kitchen", "name": "dash", "observe": True}),
+            ("carol", {"room": "lobby", "name": "carol"}),
+        ])
+        # Over the rate limit, so the room shows rate-limit hits.
+        cls.helper.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const alice = window.clients.alice;
+            const sends = [];
+            for (let i = 0; i < alice.limits.intentBurst + 10; i++) sends.push(alice.intent('dragon.toggleHidden'));
+            Promise.allSettled(sends).then(() => done(true));""")
+        cls.desktop = support.browser()
+        cls.phone = support.browser(phone=True)
+        for driver in (cls.desktop, cls.phone):
+            driver.set_script_timeout(60)
+
+    @classmethod
+    def tearDownClass(cls):
+        for driver in (cls.helper, cls.desktop, cls.phone):
+            driver.quit()
+        cls.server.close()
+
+    def open(self, driver, server=None, query="", ready=lambda i: i.get("live") == "live"):
+        driver.get("about:blank")  # a load of its own, not a move within the page
+        driver.get(f"{(server or self.server).base}/admin{query}")
+        support.until(driver, lambda d: ready(inspector_info(d) or {}), 15, lambda: str(inspector_info(driver)))
+
+    def check(self, driver, state, holds=None):
+        phone = driver is self.phone
+        support.save_shot(driver, "admin-" + state.replace(" ", "-").replace(",", "") + ("-phone" if phone else ""),
+                          full=True)
+        assert_state_is_sound(self, driver, "inspector: " + state + (" (phone)" if phone else ""), holds)
+
+    def test_a_room_open_with_people_an_observer_and_rate_limit_hits(self):
+        for driver in (self.desktop, self.phone):
+            self.open(driver, query="#room=kitchen",
+                      ready=lambda i: len(i.get("connections", [])) == 3 and any(c["rateLimited"] for c in i["connections"]))
+            self.check(driver, "room open")
+
+    def test_the_remove_and_delete_dialogs(self):
+        for driver in (self.desktop, self.phone):
+            self.open(driver, query="#room=kitchen", ready=lambda i: len(i.get("connections", [])) == 3)
+            driver.find_element(By.CSS_SELECTOR, "#connections-body button.kick").click()
+            wait_for(driver, lambda d: d.find_element(By.ID, "kick-dialog").is_displayed())
+            driver.find_element(By.ID, "kick-reason").send_keys("too loud")
+            self.check(driver, "remove dialog")
+            driver.find_element(By.ID, "kick-cancel").click()
+            driver.find_element(By.ID, "delete-room").click()
+            wait_for(driver, lambda d: d.find_element(By.ID, "delete-dialog").is_displayed())
+            self.check(driver, "delete dialog")
+            driver.find_element(By.ID, "delete-cancel").click()
+
+    def test_an_outcome_paused_and_a_room_not_in_memory(self):
+        self.open(self.desktop, query="#room=lobby", ready=lambda i: len(i.get("connections", [])) == 1)
+        self.desktop.find_element(By.CSS_SELECTOR, "#connections-body button.kick").click()
+        self.desktop.find_element(By.ID, "kick-confirm").click()
+        support.until(self.desktop, lambda d: inspector_info(d)["outcome"].startswith("Removed 1 connection"), 10,
+                      lambda: str(inspector_info(self.desktop)))
+        self.desktop.find_element(By.ID, "pause").click()
+        support.until(self.desktop, lambda d: inspector_info(d)["live"] == "paused", 5, lambda: str(inspector_info(self.desktop)))
+        self.check(self.desktop, "outcome, paused")
+        self.open(self.desktop, query="#room=nosuch", ready=lambda i: i.get("roomProblem"))
+        self.assertIn("Room nosuch is not in memory on this server", self.desktop.find_element(By.ID, "room-problem").text)
+        self.check(self.desktop, "room not in memory")
+
+    def test_no_rooms_then_the_server_down(self):
+        empty = support.Server().start()
+        try:
+            self.open(self.desktop, server=empty)
+            self.assertTrue(self.desktop.find_element(By.ID, "rooms-empty").is_displayed())
+            self.check(self.desktop, "no rooms")
+            empty.stop()
+            support.until(self.desktop, lambda d: inspector_info(d)["live"] == "offline", 15,
+                          lambda: str(inspector_info(self.desktop)))
+            self.check(self.desktop, "server down")
+        finally:
+            empty.close()
+
+    def test_refused_without_a_token_and_with_a_players(self):
+        secret = "inspector-states-secret"
+        guarded = support.Server({"auth": {"secret": secret}}).start()
+        try:
+            for driver in (self.desktop, self.phone):
+                driver.get(f"{guarded.base}/admin.html")
+                support.until(driver, lambda d: ((inspector_info(d) or {}).get("access") or {}).get("status") == 401, 15,
+                              lambda: str(inspector_info(driver)))
+                self.check(driver, "refused 401")
+            driver = self.desktop
+            driver.get(f"{guarded.base}/admin.html?token={support.mint_token(secret, 'player')}")
+            support.until(driver, lambda d: ((inspector_info(d) or {}).get("access") or {}).get("status") == 403, 15,
+                          lambda: str(inspector_info(driver)))
+            self.check(driver, "refused 403")
+        finally:
+            guarded.close()
+
+    def test_refused_from_another_machine_without_a_secret(self):
+        address = non_loopback_address()
+        if address is None:
+            self.skipTest("this machine has no address besides loopback")
+        open_server = support.Server({"host": "0.0.0.0"}).start()
+        try:
+            self.desktop.get(f"http://{address}:{open_server.port}/admin.html")
+            support.until(self.desktop, lambda d: ((inspector_info(d) or {}).get("access") or {}).get("status") == 403, 15,
+                          lambda: str(inspector_info(self.desktop)))
+            text = self.desktop.find_element(By.ID, "access").text
+            self.assertIn("answers the operator API only on its own machine", text)
+            self.assertFalse(self.desktop.find_element(By.ID, "token-form").is_displayed(), "a token would not help")
+            self.check(self.desktop, "refused loopback only")
+        finally:
+            open_server.close()

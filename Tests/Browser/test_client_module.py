@@ -1,9 +1,11 @@
 """The client module, /js/happy-client.js, imported by a page of a real happyserver in
 headless Chromium: welcome, intents answered by acks or errors, two clients that see
 each other, pings, a refused room, live pointers, reconnecting with resume after
-the server restarts or the socket drops, and a crowd room's ticks, delivery switches
-and batched presence."""
+the server restarts or the socket drops, a crowd room's ticks, delivery switches
+and batched presence, an observer, and an operator's kick or deletion of the
+room, after which it does not reconnect."""
 
+import time
 import unittest
 import uuid
 from urllib.parse import parse_qs, urlparse
@@ -248,6 +250,62 @@ class ClientModuleOnAPage(PageWithTheModule, unittest.TestCase):
         status = self.client("bad", "c.status")
         self.assertEqual((status["phase"], status["code"]), ("refused", 1008))
         self.assertIn("room", status["reason"])
+
+    # An operator's closes (PROTOCOL.md section 13): never retried by the client itself.
+
+    def assert_stays_removed(self, key, room, sockets_before):
+        """A second, ten times the longest first wait of this client's backoff (0.1 s), without a new socket,
+        another status, or anyone in the room."""
+        until = time.time() + 1.0
+        while time.time() < until:
+            self.assertEqual(self.driver.execute_script("return window.openedSockets.length"), sockets_before,
+                             "the client opened another socket")
+            status, answer = support.operator(self.server, "GET", f"/api/rooms/{room}")
+            self.assertEqual(answer.get("connections", []) if status == 200 else [], [], "someone is back in the room")
+            time.sleep(0.05)
+        self.assertEqual([s["phase"] for s in self.record(key, "statuses")], ["connecting", "connected", "removed"])
+
+    def test_a_kick_ends_the_client_with_the_reason_and_it_does_not_reconnect(self):
+        room = new_room("kick")
+        self.connected("alice", room=room, name="alice", reconnect={"minDelayMs": 100, "maxDelayMs": 250})
+        sockets = self.driver.execute_script("return window.openedSockets.length")
+        status, answer = support.operator(self.server, "POST", f"/api/rooms/{room}/kick", {"name": "alice", "reason": "testing"})
+        self.assertEqual((status, answer), (200, {"kicked": 1}))
+        self.wait(lambda: self.client("alice", "c.status.phase") == "removed", f"not removed: {self.client('alice', 'c.status')}")
+        removed = self.client("alice", "c.status")
+        self.assertEqual((removed["code"], removed["message"]), (4003, "removed from the room by an operator: testing"))
+        error = self.rejection("await clients.alice.ready();")
+        self.assertEqual((error["code"], error["message"]), ("removed", "removed from the room by an operator: testing"))
+        self.assertFalse(self.client("alice", "c.connected"))
+        self.assert_stays_removed("alice", room, sockets)
+
+        # Joining again is the person's choice, and works.
+        self.run_js("clients.alice.reconnect(); await clients.alice.ready();")
+        self.assertTrue(self.client("alice", "c.connected"))
+
+    def test_a_deleted_room_ends_the_client_with_4004_and_it_does_not_reconnect(self):
+        room = new_room("deleted")
+        self.connected("bob", room=room, name="bob", reconnect={"minDelayMs": 100, "maxDelayMs": 250})
+        sockets = self.driver.execute_script("return window.openedSockets.length")
+        self.assertEqual(support.operator(self.server, "DELETE", f"/api/rooms/{room}")[0], 200)
+        self.wait(lambda: self.client("bob", "c.status.phase") == "removed", f"not removed: {self.client('bob', 'c.status')}")
+        removed = self.client("bob", "c.status")
+        self.assertEqual((removed["code"], removed["message"]), (4004, "the room was deleted by an operator"))
+        self.assertEqual(self.run_js("return module.describeClose(4004, '');"), "4004 room deleted by an operator")
+        self.assert_stays_removed("bob", room, sockets)
+
+    def test_an_observer_hears_the_room_without_being_in_its_presence(self):
+        room = new_room("observe")
+        self.connected("alice", room=room, name="alice")
+        welcome = self.connected("dash", room=room, name="dash", observe=True)
+        self.assertEqual((welcome["presenceCount"], welcome["observerCount"]), (1, 1))
+        self.assertEqual([p["name"] for p in self.client("dash", "c.people")], ["alice"])
+        self.assertEqual(parse_qs(urlparse(self.client("dash", "c.url")).query)["observe"], ["1"])
+        self.assertEqual(self.rejection("await clients.dash.intent('dragon.forward');")["code"], "forbidden")
+        ack = self.run_js("return await clients.alice.intent('dragon.forward');")
+        self.wait(lambda: any(e["seq"] == ack["seq"] for e in self.record("dash", "events")), "the observer missed the event")
+        self.assertEqual(self.client("alice", "c.peopleCount"), 1)
+        self.assertFalse(any("joined" in change for change in self.record("alice", "presence")), "nobody joined for alice")
 
     def test_pointers_reach_the_others_and_never_come_back_to_their_sender(self):
         room = new_room("pointer")

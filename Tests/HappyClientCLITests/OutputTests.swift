@@ -118,6 +118,48 @@ final class OutputTests: XCTestCase {
         XCTAssertEqual(parsed["presenceCount"], .number(1))
     }
 
+    /// An observer is not in the presence it reads: everyone listed is someone else, and counted.
+    func testStateReportOfAnObserver() throws {
+        let text = """
+            {"type":"welcome","protocol":1,"room":"kitchen","you":{"id":"c9","name":"me","role":"player"},\
+            "epoch":"8f0c2a","seq":0,"state":{"face":{"happiness":50,"smile":0,"scale":0.9},\
+            "heart":{"rate":0.5,"fillColor":"#ff0000","strokeColor":"#000000","lineWidth":1},\
+            "dragon":{"x":10,"y":10,"hidden":false}},"scene":{"width":375,"height":180,"dragonSize":100,"step":10},\
+            "presence":[{"id":"c7","name":"alice"}],"presenceCount":1,"observerCount":1,\
+            "serverTime":1764460000123,"recovered":false,"limits":{"intentsPerSecond":60,"intentBurst":120,"maxMessageBytes":4096}}
+            """
+        guard let (message, json) = ServerMessage.decode(text), case .welcome(let welcome) = message else {
+            return XCTFail("bad welcome")
+        }
+        let report = StateReport(welcome: welcome, json: json, observing: true)
+        XCTAssertTrue(report.text.hasSuffix("here     1 person: alice (c7)"), report.text)
+        XCTAssertEqual(try JSONParser.parse(report.jsonText)["presenceCount"], .number(1))
+        XCTAssertFalse(welcome.isNewRoom(observing: true), "alice is here")
+        XCTAssertTrue(welcome.isNewRoom(observing: false), "as a member, alice would be this client")
+    }
+
+    func testOperatorTablesAndLines() throws {
+        let now: Int64 = 1_000_000_000
+        let rooms = try [
+            #"{"room":"kitchen","epoch":"e1","seq":48,"clients":12,"observers":1,"delivery":"each","lastEventTime":999995000}"#,
+            #"{"room":"lobby","epoch":null,"seq":0,"clients":0,"observers":0,"delivery":"ticks","lastEventTime":null}"#,
+        ].map { try XCTUnwrap(RoomSummary(JSONParser.parse($0))) }
+        XCTAssertEqual(OperatorReport.rooms(rooms, nowMilliseconds: now), [
+            "ROOM     PEOPLE  OBSERVERS  SEQ  DELIVERY  LAST EVENT",
+            "kitchen      12          1   48  each      5 s ago",
+            "lobby         0          0    0  ticks     none",
+        ])
+        XCTAssertNil(RoomSummary(try JSONParser.parse(#"{"room":"x","seq":-1,"clients":0,"observers":0}"#)))
+        XCTAssertEqual([0, 119_999, 120_000, 7_199_999, 7_200_000, 172_800_000].map { OperatorReport.age($0) },
+                       ["0 s", "119 s", "2 min", "119 min", "2 h", "2 d"])
+        XCTAssertEqual([0, 999, 1000, 12_345, 3_100_000].map(OperatorReport.bytes), ["0 B", "999 B", "1 KB", "12.3 KB", "3.1 MB"])
+        XCTAssertEqual(OperatorReport.kicked(1, KickOptions(room: "hall", target: .id("c7"))), "kicked 1 connection (id c7) from room hall")
+        XCTAssertEqual(OperatorReport.kicked(2, KickOptions(room: "hall", target: .name("eve"))),
+                       "kicked 2 connections (named eve) from room hall")
+        XCTAssertEqual(OperatorReport.kicked(0, KickOptions(room: "hall", target: .name("eve"))),
+                       "nobody to kick: no connection named eve in room hall")
+    }
+
     func testPingSummary() {
         let samples = [PingSample(sentAt: 0, receivedAt: 2, serverTime: 11), PingSample(sentAt: 10, receivedAt: 11, serverTime: 20)]
         XCTAssertEqual(PingSummary(samples: samples).lines, [

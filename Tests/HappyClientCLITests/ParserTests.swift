@@ -90,6 +90,48 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(after?.command, .state(json: true))
     }
 
+    func testOperatorCommands() {
+        XCTAssertEqual(command(["rooms"]), .rooms(RoomsOptions()))
+        XCTAssertEqual(command(["rooms", "--limit", "5", "--after", "hall", "--all", "--json"]),
+                       .rooms(RoomsOptions(limit: 5, after: "hall", all: true, json: true)))
+        XCTAssertEqual(command(["room", "hall"]), .room("hall", json: false))
+        XCTAssertEqual(command(["room", "--json", "hall"]), .room("hall", json: true))
+        XCTAssertEqual(parse(["--room", "den", "room"])?.command, .room("den", json: false), "ROOM defaults to --room")
+        XCTAssertEqual(parse(["--room", "den", "room", "hall"])?.command, .room("hall", json: false), "ROOM wins")
+        XCTAssertEqual(command(["kick", "hall", "--id", "c7"]), .kick(KickOptions(room: "hall", target: .id("c7"))))
+        XCTAssertEqual(command(["kick", "hall", "--name", "alice", "--reason", "spam, twice"]),
+                       .kick(KickOptions(room: "hall", target: .name("alice"), reason: "spam, twice")))
+        XCTAssertEqual(command(["delete-room", "hall", "--yes"]), .deleteRoom("hall"))
+    }
+
+    /// After kick, --name names whom to remove; before the command it is still one's own name.
+    func testKicksNameIsWhomToRemove() {
+        let invocation = parse(["--name", "ops", "kick", "hall", "--name", "alice"])
+        XCTAssertEqual(invocation?.common.name, "ops")
+        XCTAssertEqual(invocation?.command, .kick(KickOptions(room: "hall", target: .name("alice"))))
+        XCTAssertEqual(parse(["state", "--name", "bob"])?.common.name, "bob", "other commands keep the common --name")
+    }
+
+    func testWhichCommandsObserveAndWhichAct() {
+        let observing = [["state"], ["watch"], ["ping"]]
+        let acting = [["happiness", "5"], ["dragon", "forward"], ["reset"], ["play"], ["replay"]]
+        let neither = [["state", "--seq", "1"], ["history"], ["frame", "--out", "x"], ["rooms"], ["room", "a"],
+                       ["kick", "a", "--id", "c1"], ["delete-room", "a", "--yes"]]
+        for arguments in observing + acting + neither {
+            guard let command = command(arguments) else { continue }
+            XCTAssertEqual(command.observesTheRoom, observing.contains(arguments), "\(arguments)")
+            XCTAssertEqual(command.actsInTheRoom, acting.contains(arguments), "\(arguments)")
+        }
+    }
+
+    func testTheLoginNameIsUSERThenLOGNAMEThenThePasswordDatabase() {
+        XCTAssertEqual(LoginName.from(environment: ["USER": "carol", "LOGNAME": "dave"], database: { "root" }), "carol")
+        XCTAssertEqual(LoginName.from(environment: ["USER": "", "LOGNAME": "dave"], database: { "root" }), "dave")
+        XCTAssertEqual(LoginName.from(environment: [:], database: { "erin" }), "erin")
+        XCTAssertNil(LoginName.from(environment: ["USER": String(repeating: "u", count: 40)], database: { nil }),
+                     "no valid name: the server chooses")
+    }
+
     func testDefaultsAndEnvironment() {
         let plain = parse(["state"])
         XCTAssertEqual(plain?.common.url.description, "ws://127.0.0.1:8080/")

@@ -28,7 +28,8 @@ final class UsageErrorTests: XCTestCase {
         assertRefused([], "happyclient: no command given")
         assertRefused(["jump"], #"happyclient: unknown command "jump""#)
         assertRefused(["state", "--colour"], #"happyclient: state: unknown option "--colour""#)
-        assertRefused(["--json", "state"], "happyclient: --json is an option of state, watch and history; put it after the command")
+        assertRefused(["--json", "state"],
+                      "happyclient: --json is an option of state, watch, history, rooms and room; put it after the command")
         assertRefused(["state", "--json=yes"], "happyclient: state: --json takes no value")
         assertRefused(["state", "extra"], #"happyclient: state: unexpected argument "extra""#)
         assertRefused(["state", "--room"], "happyclient: state: --room needs a value")
@@ -72,6 +73,30 @@ final class UsageErrorTests: XCTestCase {
         assertRefused(["frame", "--out", "f.png", "--phase", "100"],
                       #"happyclient: frame: --phase needs a whole number from 0 to 99, got "100""#)
         assertRefused(["--since", "3", "history"], "happyclient: --since is an option of history; put it after the command")
+    }
+
+    func testOperatorCommandsNeedARoomAWhomAndForDeletionYes() {
+        assertRefused(["room"], "happyclient: room: missing ROOM: the room to show, e.g. room kitchen")
+        assertRefused(["room", "bad room"], #"happyclient: room: ROOM needs 1-64 characters of A-Z a-z 0-9 _ -, got "bad room""#)
+        assertRefused(["room", "a", "b"], #"happyclient: room: unexpected argument "b""#)
+        assertRefused(["rooms", "--limit", "1001"], #"happyclient: rooms: --limit needs a whole number from 1 to 1000, got "1001""#)
+        assertRefused(["rooms", "--after", "no room"], #"happyclient: rooms: --after needs a room name, got "no room""#)
+        assertRefused(["kick", "--id", "c1"], "happyclient: kick: missing ROOM: the room to remove someone from, e.g. kick kitchen --name alice")
+        assertRefused(["kick", "hall"],
+                      "happyclient: kick: say whom to remove: --id ID (one connection) or --name NAME (everyone of that name)")
+        assertRefused(["kick", "hall", "--id", "c1", "--name", "x"],
+                      "happyclient: kick: --id and --name cannot go together: one connection by id, or everyone of a name")
+        assertRefused(["kick", "hall", "--id", "c 1"],
+                      #"happyclient: kick: --id needs a connection id such as c7 (happyclient room hall lists them), got "c 1""#)
+        assertRefused(["kick", "hall", "--name", String(repeating: "n", count: 33)],
+                      "happyclient: kick: --name needs 1-32 printable characters, got \"\(String(repeating: "n", count: 33))\"")
+        assertRefused(["kick", "hall", "--name", "x", "--reason", String(repeating: "r", count: 121)],
+                      "happyclient: kick: --reason needs 1 to 120 bytes of text on one line, got \"\(String(repeating: "r", count: 121))\"")
+        assertRefused(["kick", "hall", "--name", "x", "--reason", "two\nlines"],
+                      "happyclient: kick: --reason needs 1 to 120 bytes of text on one line, got \"two\nlines\"")
+        assertRefused(["delete-room", "hall"], "happyclient: delete-room: this closes every connection of room hall and erases "
+                      + "its state and history for good; add --yes to do it")
+        assertRefused(["delete-room", "--yes"], "happyclient: delete-room: missing ROOM: the room to delete, e.g. delete-room kitchen --yes")
     }
 
     func testCommonOptionsAndTheirVariables() {

@@ -31,6 +31,28 @@ final class SessionPartsTests: XCTestCase {
         XCTAssertEqual(CloseReason(code: nil, reason: "").description, "connection closed without a close frame")
     }
 
+    /// PROTOCOL.md section 13: a client must not reconnect by itself after 4003 or 4004.
+    func testAnOperatorsCloseIsFinalAndSaysWhatHappened() {
+        let kicked = CloseReason(code: 4003, reason: "removed from the room by an operator: spam")
+        XCTAssertTrue(kicked.isFinal)
+        XCTAssertTrue(kicked.isOperatorRemoval)
+        XCTAssertEqual(kicked.removalText, "removed from the room by an operator: spam")
+        XCTAssertEqual(CloseReason(code: 4003, reason: "").removalText, "removed from the room by an operator")
+        let deleted = CloseReason(code: 4004, reason: "")
+        XCTAssertTrue(deleted.isFinal)
+        XCTAssertEqual(deleted.removalText, "the room was deleted by an operator")
+        XCTAssertEqual(deleted.description, "close 4004 (room deleted by an operator)")
+        XCTAssertNil(CloseReason(code: 4000, reason: "").removalText)
+        XCTAssertFalse(CloseReason(code: 4000, reason: "").isFinal)
+        XCTAssertEqual(SessionError.removed(url: "ws://h:1/ws", kicked).description,
+                       "removed from the room by an operator: spam (close 4003)")
+    }
+
+    func testAnObserverAsksForObserveOne() {
+        let configuration = SessionConfiguration(server: WebSocketURL("ws://127.0.0.1:8080")!, room: "kitchen", observe: true)
+        XCTAssertEqual(configuration.connectURL().path, "/ws?room=kitchen&observe=1")
+    }
+
     func testA1002WithAReasonIsReadAsTryAgainLater() {
         let full = CloseReason(code: 1002, reason: "server full: 1 clients connected")
         XCTAssertTrue(full.isTryAgainLater)

@@ -57,6 +57,19 @@ final class HappyClientPlayTests: XCTestCase {
         return false
     }
 
+    /// Before, play reconnected after an operator's kick (PROTOCOL.md section 13).
+    func testAKickEndsPlayWithTheReasonAndRestoresTheTerminal() throws {
+        try startPlay()
+        let (ready, start) = tmux.waitForScreen { $0.contains("here (1):") && $0.contains("dragon's status") }
+        XCTAssertTrue(ready, "play did not show the room:\n\(start)")
+        let kick = try HTTP.post("\(server.httpBase)/api/rooms/t/kick", body: #"{"name":"player","reason":"tmux test"}"#)
+        XCTAssertEqual(kick.json?["kicked"]?.doubleValue, 1)
+        let (ended, screen) = tmux.waitForScreen { self.exitLine($0) != nil }
+        XCTAssertTrue(ended, "play did not end:\n\(screen)")
+        assertShellRestored(screen, status: "65")
+        XCTAssertTrue(screen.contains("happyclient: removed from the room by an operator: tmux test (close 4003)"), screen)
+    }
+
     func testAKeyMovesTheDragonOnTheServerAndQRestoresTheTerminal() throws {
         let (observer, _) = try TestClient.join(server, room: "t", name: "observer")
         try startPlay()

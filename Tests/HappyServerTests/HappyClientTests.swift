@@ -81,7 +81,7 @@ final class HappyClientTests: XCTestCase {
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertTrue(text.stdout.hasPrefix("room     st   seq 1   epoch "), text.stdout)
         XCTAssertTrue(text.stdout.contains("face     happiness 70 (smile 0.4)   scale 0.9"), text.stdout)
-        XCTAssertTrue(text.stdout.contains("here     1 other: alice (\(aliceID))"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("here     1 person: alice (\(aliceID))"), text.stdout)
 
         let json = try client(["state", "--json", "--room", "st"])
         XCTAssertEqual(json.status, 0, json.stderr)

@@ -145,6 +145,9 @@ export class RoomConnection {
       case 'refused':
         if (code === undefined) return this.tell(phase, `Cannot connect: ${status.error}`);
         return this.tell(phase, `Refused by the server (${describeClose(code, reason)})`, '', { code, reason });
+      case 'removed':
+        // Not retried: an operator closed this page's connection (4003) or deleted the room (4004).
+        return this.tell(phase, `${status.message[0].toUpperCase()}${status.message.slice(1)}`, '', { code, reason });
       default:
         return this.tell(phase, 'Closed');
     }

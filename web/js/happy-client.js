@@ -29,6 +29,14 @@ export const CLOSE_REASONS = Object.freeze({
   1009: 'message too big',
   1011: 'server error',
   1013: 'server busy, try again later',
+  4003: 'removed by an operator',
+  4004: 'room deleted by an operator',
+});
+
+/** An operator removed this client (4003) or deleted its room (4004), section 13: never retried by itself. */
+const OPERATOR_CLOSES = Object.freeze({
+  4003: 'removed from the room by an operator',
+  4004: 'the room was deleted by an operator',
 });
 
 /**
@@ -127,8 +135,8 @@ function tickEventCount(tick) {
  * `not_connected` (nothing was sent), `connection_lost` (the socket dropped
  * before the answer came: the intent may or may not have been applied),
  * `closed` (the client was closed), `refused` (the server refused the
- * connection), `message_too_big` (over `welcome.limits.maxMessageBytes`,
- * not sent).
+ * connection), `removed` (an operator removed this client or deleted its
+ * room), `message_too_big` (over `welcome.limits.maxMessageBytes`, not sent).
  */
 export class HappyError extends Error {
   /**
@@ -160,6 +168,8 @@ export class HappyError extends Error {
  * @property {string} [name] Display name, 1–32 printable characters; the server picks
  *   `guest-<id>` when left out.
  * @property {string} [token] Access token, when the server requires one (section 7).
+ * @property {boolean} [observe] Join as an observer (section 13): hear the room without being
+ *   in its presence; intents and pointers are refused (`forbidden`).
  * @property {number} [since] With `epoch`: resume after this seq, so the events after it are
  *   replayed (for instance a seq kept from an earlier visit).
  * @property {string} [epoch] The epoch that `since` belongs to.
@@ -175,11 +185,13 @@ export class HappyError extends Error {
 
 /**
  * @typedef {object} Status
- * @property {'connecting'|'connected'|'reconnecting'|'refused'|'closed'} phase
+ * @property {'connecting'|'connected'|'reconnecting'|'refused'|'removed'|'closed'} phase
  * @property {number} failures Connection attempts that failed in a row (0 once connected).
  * @property {number} [retryAt] `reconnecting`: when the next attempt starts (`Date.now()` ms).
- * @property {number} [code] `reconnecting`, `refused`: the close code.
- * @property {string} [reason] `reconnecting`, `refused`: the close reason.
+ * @property {number} [code] `reconnecting`, `refused`, `removed`: the close code.
+ * @property {string} [reason] `reconnecting`, `refused`, `removed`: the close reason.
+ * @property {string} [message] `removed`: what happened, in words: "removed from the room by an
+ *   operator: <reason>" (4003) or "the room was deleted by an operator" (4004).
  * @property {boolean} [recovered] `connected`: the welcome's `recovered`.
  * @property {string} [error] `refused` before any socket opened: why (a malformed URL).
  */
@@ -233,6 +245,7 @@ export class HappyClient {
   #room;
   #name;
   #token;
+  #observe;
   #reconnect;
   #pingIntervalMs;
   #WebSocket;
@@ -255,6 +268,8 @@ export class HappyClient {
   #failures = 0;
   #ended = false;
   #refused = false;
+  /** Why an operator removed this client (a HappyError), until reconnect(). */
+  #removal = null;
   #retryTimer = null;
   #pingTimer = null;
   #nextId = 1;
@@ -272,11 +287,12 @@ export class HappyClient {
   };
 
   /** @param {ConnectOptions} options */
-  constructor({ url, room, name, token, since, epoch, reconnect, pingIntervalMs = 10000, WebSocket } = {}) {
+  constructor({ url, room, name, token, observe = false, since, epoch, reconnect, pingIntervalMs = 10000, WebSocket } = {}) {
     this.#endpoint = endpointURL(url);
     this.#room = room ?? null;
     this.#name = name ?? null;
     this.#token = token || null;
+    this.#observe = observe === true;
     this.#reconnect = reconnect === false ? null
       : { minDelayMs: reconnect?.minDelayMs ?? 500, maxDelayMs: reconnect?.maxDelayMs ?? 15000 };
     this.#pingIntervalMs = pingIntervalMs;
@@ -323,7 +339,7 @@ export class HappyClient {
   /** The people in the room, `[{id, name}]` (at most `presenceBroadcastMax` of them). @type {object[]} */
   get people() { return [...this.#people.values()]; }
 
-  /** How many clients the room has, this one included. @type {number} */
+  /** How many people the room has, this client included unless it observes. @type {number} */
   get peopleCount() { return this.#peopleCount; }
 
   /**
@@ -395,7 +411,7 @@ export class HappyClient {
    *   (welcome, join, leave); in a crowd room `batch` is a batch of joins and leaves,
    *   `{joined, left, joinedCount, leftCount, count}`, and `tick` the tick it came in, if so.
    * - `resync` (resync): the server replaced queued events by the whole scene.
-   * - `status` (status): connecting, connected, reconnecting, refused or closed; see {@link Status}.
+   * - `status` (status): connecting, connected, reconnecting, refused, removed or closed; see {@link Status}.
    * - `pointers` ({pointers, changed, gone}): the others' live pointers changed: `pointers` is
    *   every visible one, `changed` the ones that appeared or moved, `gone` the ids that left or
    *   hid. Also on every welcome, with the room's visible pointers as `changed`.
@@ -416,13 +432,14 @@ export class HappyClient {
 
   /**
    * Resolves with the welcome once connected (at once when connected now); rejects with a
-   * HappyError (`refused` or `closed`) if the client gives up first.
+   * HappyError (`refused`, `removed` or `closed`) if the client gives up first.
    * @returns {Promise<object>}
    */
   ready() {
     if (this.connected) return Promise.resolve(this.#welcome);
     if (this.#ended) return Promise.reject(new HappyError('closed', 'the client is closed'));
     if (this.#refused) return Promise.reject(new HappyError('refused', `refused: ${this.#refusal()}`));
+    if (this.#removal) return Promise.reject(this.#removal);
     return new Promise((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
   }
 
@@ -499,7 +516,7 @@ export class HappyClient {
   // MARK: the connection
 
   /**
-   * Reconnects now, skipping any backoff wait (also after a refusal), and resumes where the
+   * Reconnects now, skipping any backoff wait (also after a refusal or a removal), and resumes where the
    * client was. `changes` may give a new display name or token for this and later connections.
    * A closed client stays closed.
    * @param {{name?: string, token?: string}} [changes]
@@ -509,6 +526,7 @@ export class HappyClient {
     if (name !== undefined) this.#name = name;
     if (token !== undefined) this.#token = token || null;
     this.#refused = false;
+    this.#removal = null;
     clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
     if (this.#socket) this.#drop(this.#socket, 'reconnecting');
@@ -544,6 +562,7 @@ export class HappyClient {
       params.set('epoch', this.#epoch);
     }
     if (this.#token !== null) params.set('token', this.#token);
+    if (this.#observe) params.set('observe', '1');
     const url = new URL(this.#endpoint);
     for (const [key, value] of params) url.searchParams.set(key, value);
     this.#url = url.href;
@@ -596,6 +615,14 @@ export class HappyClient {
       this.#refused = true;
       this.#setStatus({ phase: 'refused', code, reason });
       this.#rejectReady(new HappyError('refused', `refused: ${describeClose(code, reason)}`));
+      return;
+    }
+    // An operator removed this client or deleted its room: it must not come back by itself.
+    if (OPERATOR_CLOSES[code]) {
+      const message = reason || OPERATOR_CLOSES[code];
+      this.#removal = new HappyError('removed', message);
+      this.#setStatus({ phase: 'removed', code, reason, message });
+      this.#rejectReady(this.#removal);
       return;
     }
     this.#retryLater(code, reason);

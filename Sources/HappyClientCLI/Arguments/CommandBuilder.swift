@@ -17,10 +17,14 @@ struct CommandBuilder {
     private var positionals: [String]
     private let options: [String: String]
 
-    init(command: CommandName, positionals: [String], options: [String: String]) {
+    /// The room of `--room` (or `HAPPY_ROOM`), for the operator's commands when no ROOM is given.
+    private let room: String?
+
+    init(command: CommandName, positionals: [String], options: [String: String], room: String? = nil) {
         self.command = command
         self.positionals = positionals
         self.options = options
+        self.room = room
     }
 
     mutating func build() throws(UsageError) -> Command {
@@ -68,6 +72,23 @@ struct CommandBuilder {
             result = .replay(ReplayOptions(from: try optionalSeq("--from"), speed: try speed(), play: try playOptions()))
         case .frame:
             result = .frame(try frameOptions())
+        case .rooms:
+            let limit = try optionalInteger("--limit", in: 1...Self.maxRoomsPage) ?? RoomsOptions.defaultLimit
+            let after = options["--after"]
+            if let after, !Names.isValidRoom(after) { throw invalid("--after", "a room name", after) }
+            result = .rooms(RoomsOptions(limit: limit, after: after, all: options["--all"] != nil,
+                                         json: options["--json"] != nil))
+        case .room:
+            result = .room(try targetRoom("the room to show, e.g. room kitchen"), json: options["--json"] != nil)
+        case .kick:
+            result = .kick(try kickOptions())
+        case .deleteRoom:
+            let name = try targetRoom("the room to delete, e.g. delete-room kitchen --yes")
+            guard options["--yes"] != nil else {
+                throw UsageError(command, "this closes every connection of room \(name) and erases its state and "
+                                 + "history for good; add --yes to do it")
+            }
+            result = .deleteRoom(name)
         case .help:
             result = .help(nil)
         }
@@ -78,6 +99,47 @@ struct CommandBuilder {
     }
 
     // MARK: commands
+
+    /// The most rooms the server lists in one answer.
+    static let maxRoomsPage = 1000
+
+    /// ROOM, or the room of `--room` when it is left out.
+    private mutating func targetRoom(_ needs: String) throws(UsageError) -> String {
+        guard !positionals.isEmpty else {
+            if let room { return room }
+            throw UsageError(command, "missing ROOM: \(needs)")
+        }
+        let text = positionals.removeFirst()
+        guard Names.isValidRoom(text) else { throw invalid("ROOM", "1-64 characters of A-Z a-z 0-9 _ -", text) }
+        return text
+    }
+
+    private mutating func kickOptions() throws(UsageError) -> KickOptions {
+        let room = try targetRoom("the room to remove someone from, e.g. kick kitchen --name alice")
+        let target: KickOptions.Target
+        switch (options["--id"], options["--name"]) {
+        case (let id?, nil):
+            guard !id.isEmpty, id.utf8.count <= 64, !id.unicodeScalars.contains(where: \.properties.isWhitespace) else {
+                throw invalid("--id", "a connection id such as c7 (happyclient room \(room) lists them)", id)
+            }
+            target = .id(id)
+        case (nil, let name?):
+            guard Names.isValidDisplayName(name) else { throw invalid("--name", "1-32 printable characters", name) }
+            target = .name(name)
+        case (nil, nil):
+            throw UsageError(command, "say whom to remove: --id ID (one connection) or --name NAME (everyone of that name)")
+        case (_?, _?):
+            throw UsageError(command, "--id and --name cannot go together: one connection by id, or everyone of a name")
+        }
+        let reason = options["--reason"]
+        if let reason {
+            guard !reason.isEmpty, reason.utf8.count <= KickOptions.maxReasonBytes,
+                  !reason.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw invalid("--reason", "1 to \(KickOptions.maxReasonBytes) bytes of text on one line", reason)
+            }
+        }
+        return KickOptions(room: room, target: target, reason: reason)
+    }
 
     private mutating func heartActions() throws(UsageError) -> [Action] {
         var actions: [Action] = []

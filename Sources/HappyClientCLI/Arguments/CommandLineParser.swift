@@ -47,11 +47,13 @@ public struct CommandLineParser {
                 continue
             }
             let (name, inline) = Self.split(argument)
+            // A command's own option wins over a common one of the same name (kick --name).
+            let own = command?.options.first { $0.name == name }
             if name == "--help" || name == "-h" {
                 wantsHelp = true
-            } else if let key = CommonOptions.Key(rawValue: name) {
+            } else if own == nil, let key = CommonOptions.Key(rawValue: name) {
                 commonValues[key] = try value(for: name, inline: inline, command: command)
-            } else if let command, let option = command.options.first(where: { $0.name == name }) {
+            } else if let command, let option = own {
                 if option.takesValue {
                     commandValues[name] = try value(for: name, inline: inline, command: command)
                 } else if inline != nil {
@@ -73,7 +75,7 @@ public struct CommandLineParser {
         guard let command else { throw UsageError(nil, "no command given") }
         if command == .help { return Invocation(command: .help(try helpTopic(positionals))) }
         let common = try CommonOptions.resolve(commonValues, environment: environment, command: command)
-        var builder = CommandBuilder(command: command, positionals: positionals, options: commandValues)
+        var builder = CommandBuilder(command: command, positionals: positionals, options: commandValues, room: common.room)
         return Invocation(common: common, command: try builder.build())
     }
 

@@ -1,6 +1,9 @@
 /// The subcommands of `happyclient`.
 public enum CommandName: String, CaseIterable, Sendable {
-    case state, happiness, nudge, scale, pinch, heart, dragon, reset, watch, play, ping, history, replay, frame, help
+    case state, happiness, nudge, scale, pinch, heart, dragon, reset, watch, play, ping, history, replay, frame
+    /// The operator's commands (PROTOCOL.md section 13).
+    case rooms, room, kick, deleteRoom = "delete-room"
+    case help
 
     /// An option of a command: its name and whether a value follows it.
     struct Option: Equatable {
@@ -25,6 +28,13 @@ public enum CommandName: String, CaseIterable, Sendable {
             return [Option(name: "--from", takesValue: true), Option(name: "--speed", takesValue: true)] + Self.playOptions
         case .frame:
             return ["--out", "--seq", "--width", "--height", "--phase"].map { Option(name: $0, takesValue: true) }
+        case .rooms:
+            return [Option(name: "--limit", takesValue: true), Option(name: "--after", takesValue: true),
+                    Option(name: "--all", takesValue: false), Option(name: "--json", takesValue: false)]
+        case .room: return [Option(name: "--json", takesValue: false)]
+        // kick's --name is whom to remove; the common --name (a display name) goes before the command.
+        case .kick: return ["--id", "--name", "--reason"].map { Option(name: $0, takesValue: true) }
+        case .deleteRoom: return [Option(name: "--yes", takesValue: false)]
         case .happiness, .nudge, .scale, .pinch, .reset, .help: return []
         }
     }

@@ -12,6 +12,8 @@ public struct CommonOptions: Equatable, Sendable {
     public var name: String?
     public var token: String?
     public var timeout: Double
+    /// Join as an observer (`observe=1`): set for the commands that only watch.
+    public var observe = false
 
     public init(url: WebSocketURL = WebSocketURL(CommonOptions.defaultURL)!, room: String? = nil,
                 name: String? = nil, token: String? = nil, timeout: Double = CommonOptions.defaultTimeout) {
@@ -86,6 +88,6 @@ public struct CommonOptions: Equatable, Sendable {
 
     /// The session configuration these options describe.
     public func sessionConfiguration(reconnects: Bool) -> SessionConfiguration {
-        SessionConfiguration(server: url, room: room, name: name, token: token, reconnects: reconnects)
+        SessionConfiguration(server: url, room: room, name: name, token: token, observe: observe, reconnects: reconnects)
     }
 }

@@ -33,6 +33,17 @@ public enum HelpText {
                                           or as it was after event N
           help [COMMAND]                  this text, or a command's
 
+        operator commands (loopback, or an admin token with --token):
+          rooms [--limit N] [--after ROOM] [--all] [--json]
+                                          the rooms in the server's memory
+          room ROOM [--json]              a room's connections: lag, resyncs, rate limits
+          kick ROOM --id ID | --name NAME [--reason TEXT]
+                                          remove connections from a room (close 4003)
+          delete-room ROOM --yes          close a room's connections (4004) and erase
+                                          its state and history
+
+        state, watch and ping watch the room as observers: nobody sees them join.
+
         options (before or after the command):
         \(commonOptionLines)
 
@@ -45,7 +56,7 @@ public enum HelpText {
     static let commonOptionLines = """
           --url URL          the server, ws:// or wss:// (HAPPY_URL; default ws://127.0.0.1:8080)
           --room ROOM        the room (HAPPY_ROOM; default: the server's, usually lobby)
-          --name NAME        your display name (HAPPY_NAME; default: guest-<id>)
+          --name NAME        your display name (HAPPY_NAME; default: your login name)
           --token TOKEN      access token, when the server requires one (HAPPY_TOKEN)
           --timeout SECONDS  how long to wait for the server (default 5)
           -h, --help         show help
@@ -72,6 +83,10 @@ public enum HelpText {
         case .history: return "history [--since S] [--limit L] [--json]"
         case .replay: return "replay [--from S] [--speed X] [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
         case .frame: return "frame [face|heart|dragon|scene] --out FILE [--seq N] [--width W] [--height H] [--phase P]"
+        case .rooms: return "rooms [--limit N] [--after ROOM] [--all] [--json]"
+        case .room: return "room ROOM [--json]"
+        case .kick: return "kick ROOM --id ID | --name NAME [--reason TEXT]"
+        case .deleteRoom: return "delete-room ROOM --yes"
         case .help: return "help [COMMAND]"
         }
     }
@@ -96,7 +111,8 @@ public enum HelpText {
         switch command {
         case .state:
             return """
-                Prints the room's scene, its seq and epoch, and who else is there.
+                Prints the room's scene, its seq and epoch, and who is there. It joins as
+                an observer, so nobody sees it come and go.
                   --json    one JSON object: room, epoch, seq, state, presence, presenceCount
                   --seq N   the room as it was right after event N instead (and the
                             dragon's status label then), read from its history over
@@ -177,10 +193,11 @@ public enum HelpText {
                 what changed) and per join or leave. In a crowd room one line per tick
                 ("#131–190 alice and 36 others: 41 forward, 19 back; +3 joined, 1 left
                 (5234 here)"), per batch of joins and leaves, and per delivery switch.
-                Connection changes go to stderr.
-                When the connection drops it reconnects with backoff and resumes, so
-                every event appears exactly once and in order. Stop with Ctrl-C (exit 130)
-                or SIGTERM (exit 143).
+                It watches as an observer: nobody sees it among the people. Connection
+                changes go to stderr. When the connection drops it reconnects with
+                backoff and resumes, so every event appears exactly once and in order;
+                removed by an operator (4003) or with the room deleted (4004), it says so
+                and exits 65. Stop with Ctrl-C (exit 130) or SIGTERM (exit 143).
                   --json       the server's event, tick and presence messages, one per line,
                                exactly as received (NDJSON)
                   --pointers   also where the others point and what they do: one line
@@ -276,6 +293,58 @@ public enum HelpText {
                 examples:
                   happyclient --room kitchen frame --out now.png
                   happyclient --room kitchen frame dragon --seq 12 --out dragon-12.png
+                """
+        case .rooms:
+            return """
+                Lists the rooms in the server's memory, by name: people and observers
+                connected, seq, delivery (each event, or ticks in a crowd room) and how
+                long ago the last event was. Reads the operator API (GET /api/rooms),
+                which answers from this machine (loopback) or, when the server has
+                auth.secret, to an admin token (--token).
+                  --limit N      rooms per page, 1 to 1000 (default 100)
+                  --after ROOM   the page after this room name
+                  --all          every page, not only the first
+                  --json         each room exactly as the server sent it, one per line
+
+                examples:
+                  happyclient rooms
+                  happyclient --url ws://happy.example.org rooms --all --token "$ADMIN_TOKEN"
+                """
+        case .room:
+            return """
+                Shows one room and every connection to it: id, name, person or observer,
+                role, address, how long connected, the bytes queued for it (how far it
+                lags), the resyncs it got and the intents the rate limit refused. ROOM
+                defaults to --room. Access as for rooms.
+                  --json   the server's answer as it came (GET /api/rooms/ROOM)
+
+                examples:
+                  happyclient room kitchen
+                  happyclient room kitchen --json | jq '.connections[] | [.name, .queuedBytes]'
+                """
+        case .kick:
+            return """
+                Removes connections from ROOM: the server closes them with 4003 and the
+                reason, and clients do not reconnect by themselves (they may join again).
+                Prints how many were removed. Access as for rooms.
+                  --id ID         one connection (happyclient room ROOM lists the ids)
+                  --name NAME     every connection of that display name
+                  --reason TEXT   said to whoever is removed (at most 120 bytes)
+                The common --name (your own display name) goes before the command.
+
+                examples:
+                  happyclient kick kitchen --id c7
+                  happyclient kick kitchen --name spammer --reason "flooding the room"
+                """
+        case .deleteRoom:
+            return """
+                Deletes ROOM: closes every connection of it with 4004, erases its state
+                and history, and the room starts again at seq 0 with a new epoch. It
+                cannot be undone, so it needs --yes. Access as for rooms.
+                  --yes   do it
+
+                example:
+                  happyclient delete-room kitchen --yes
                 """
         case .help:
             return "Shows the tool's help, or a command's."

@@ -31,6 +31,74 @@ public enum Command: Equatable, Sendable {
     case replay(ReplayOptions)
     /// Save a server-rendered frame of the room, now or at a past seq.
     case frame(FrameOptions)
+    /// The rooms in the server's memory, a page at a time (the operator API).
+    case rooms(RoomsOptions)
+    /// One room and its connections, with their lag, resyncs and rate-limit hits.
+    case room(String, json: Bool)
+    /// Remove connections from a room (close 4003).
+    case kick(KickOptions)
+    /// Close a room's connections (4004) and erase its state and history.
+    case deleteRoom(String)
+
+    /// Whether the command takes part in the room: it sends intents, so it
+    /// goes by a name (the login name unless told).
+    var actsInTheRoom: Bool {
+        switch self {
+        case .intents, .play, .replay: return true
+        default: return false
+        }
+    }
+
+    /// Whether the command only watches a room it joins: it joins as an
+    /// observer (`observe=1`), out of everyone's presence.
+    var observesTheRoom: Bool {
+        switch self {
+        case .state(_, nil), .watch, .ping: return true
+        default: return false
+        }
+    }
+}
+
+/// The options of `rooms`.
+public struct RoomsOptions: Equatable, Sendable {
+    /// The server's page size when none is asked for.
+    public static let defaultLimit = 100
+    /// Rooms per request, 1 to 1000.
+    public var limit: Int
+    /// The rooms whose names sort after this one.
+    public var after: String?
+    /// Every page, not only the first.
+    public var all: Bool
+    public var json: Bool
+
+    public init(limit: Int = RoomsOptions.defaultLimit, after: String? = nil, all: Bool = false, json: Bool = false) {
+        self.limit = limit
+        self.after = after
+        self.all = all
+        self.json = json
+    }
+}
+
+/// The options of `kick`: whom, in which room, and why.
+public struct KickOptions: Equatable, Sendable {
+    /// One connection by its id, or everyone of a name.
+    public enum Target: Equatable, Sendable {
+        case id(String)
+        case name(String)
+    }
+
+    /// The most bytes of reason the server takes.
+    static let maxReasonBytes = 120
+
+    public var room: String
+    public var target: Target
+    public var reason: String?
+
+    public init(room: String, target: Target, reason: String? = nil) {
+        self.room = room
+        self.target = target
+        self.reason = reason
+    }
 }
 
 /// The options of `history`.

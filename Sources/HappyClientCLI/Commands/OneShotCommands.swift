@@ -11,9 +11,10 @@ extension CommandContext {
             guard let welcome = snapshot.welcome, let welcomeJSON = snapshot.welcomeJSON else {
                 return fail(.connectionLost(url: session.configuration.displayURL, reason: "no welcome"))
             }
-            let report = StateReport(welcome: welcome, json: welcomeJSON)
+            let observing = session.configuration.observe
+            let report = StateReport(welcome: welcome, json: welcomeJSON, observing: observing)
             console.out(json ? report.jsonText : report.text)
-            if welcome.isNewRoom { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
+            if welcome.isNewRoom(observing: observing) { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
             return ExitStatus.success.rawValue
         } catch {
             return fail(error)

@@ -66,8 +66,10 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         case .fresh:
             let ticks = welcome.delivery == .tick ? "; \(EventLines.delivery(.tick, tickMs: welcome.tickMs))" : ""
             console.err("happyclient: watching room \(welcome.room) at \(url) (seq \(welcome.seq), "
-                        + "\(welcome.presenceCount) connected\(ticks))")
-            if welcome.isNewRoom { console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))") }
+                        + "\(welcome.presenceCount) \(welcome.presenceCount == 1 ? "person" : "people") here\(ticks))")
+            if welcome.isNewRoom(observing: session.configuration.observe) {
+                console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))")
+            }
         case .resumed(let missed):
             console.err("happyclient: reconnected; resumed at seq \(welcome.seq - missed)"
                         + (missed == 0 ? ", nothing missed" : ", \(missed) missed event\(missed == 1 ? " follows" : "s follow")"))

@@ -3,8 +3,8 @@ import HappyClientKit
 import HappyCore
 import HappyCurl
 
-/// GET requests to the server's HTTP routes (PROTOCOL.md sections 6 and
-/// 11), with the token, each within `--timeout`, through libcurl (which
+/// Requests to the server's HTTP routes (PROTOCOL.md sections 6, 11 and
+/// 13), with the token, each within `--timeout`, through libcurl (which
 /// sleeps in poll() while it waits); failures say what went wrong in the
 /// words and exit codes of the WebSocket commands. https trusts the system's
 /// store plus `SSL_CERT_FILE` (and `SSL_CERT_DIR`).
@@ -20,9 +20,15 @@ struct ServerHTTP: Sendable {
     /// The body of a 200 answer to GET `url`; any other status is a refusal
     /// with the code and message of the server's JSON error body.
     func get(_ url: String) -> Result<[UInt8], HTTPFailure> {
+        send("GET", url)
+    }
+
+    /// The body of a 200 answer to `method` `url`, sending `body` (JSON) when given.
+    func send(_ method: String, _ url: String, body: [UInt8]? = nil) -> Result<[UInt8], HTTPFailure> {
         var headers = [HTTPHeader("User-Agent", "happyclient")]
         if let token = common.token { headers.append(HTTPHeader("Authorization", "Bearer \(token)")) }
-        let request = HTTPClientRequest(url: url, headers: headers, timeout: common.timeout,
+        if body != nil { headers.append(HTTPHeader("Content-Type", "application/json")) }
+        let request = HTTPClientRequest(method: method, url: url, headers: headers, body: body ?? [], timeout: common.timeout,
                                         trust: .fromEnvironment(ProcessInfo.processInfo.environment),
                                         maxResponseBytes: Self.maxResponseBytes)
         let response: HTTPClientResponse
@@ -38,9 +44,10 @@ struct ServerHTTP: Sendable {
     /// Answers larger than this are refused (a history page of 1000 events is far smaller).
     static let maxResponseBytes = 64 << 20
 
-    /// The JSON object of a 200 answer to GET `url`.
-    func getJSON(_ url: String) -> Result<(json: JSONValue, bytes: [UInt8]), HTTPFailure> {
-        get(url).flatMap { bytes in
+    /// The JSON object of a 200 answer to GET `url` (or `method`).
+    func getJSON(_ url: String, method: String = "GET", body: [UInt8]? = nil)
+        -> Result<(json: JSONValue, bytes: [UInt8]), HTTPFailure> {
+        send(method, url, body: body).flatMap { bytes in
             guard let json = try? JSONParser.parse(bytes, maxDepth: 64), json.isObject else {
                 return .failure(.unreadable(url: url, reason: "the answer is not a JSON object"))
             }

@@ -6,18 +6,21 @@ import HappyCore
 struct StateReport {
     var welcome: WelcomeMessage
     var json: JSONValue
+    /// Whether this client joined as an observer, and so is not in the presence it reports.
+    var observing = false
 
     private var others: [Participant] { welcome.presence.filter { $0 != welcome.you } }
 
-    private var othersCount: Int { max(0, welcome.presenceCount - 1) }
+    private var othersCount: Int { observing ? welcome.presenceCount : max(0, welcome.presenceCount - 1) }
 
     /// The readable summary, one aspect per line.
     var text: String {
-        let here = othersCount == 0
-            ? "nobody else"
-            : "\(othersCount) other\(othersCount == 1 ? "" : "s"): "
-                + others.map(Describe.participant).joined(separator: ", ")
-                + (others.count < othersCount ? ", …" : "")
+        let count = othersCount
+        let counted = observing ? "\(count) \(count == 1 ? "person" : "people")" : "\(count) other\(count == 1 ? "" : "s")"
+        let here = count == 0
+            ? (observing ? "nobody" : "nobody else")
+            : "\(counted): " + others.map(Describe.participant).joined(separator: ", ")
+                + (others.count < count ? ", …" : "")
         return """
             room     \(welcome.room)   seq \(welcome.seq)   epoch \(welcome.epoch)
             \(Self.sceneLines(welcome.state))
@@ -69,6 +72,7 @@ struct StateReport {
 }
 
 extension WelcomeMessage {
-    /// No events yet and nobody but this client: a new room, or a mistyped name.
-    var isNewRoom: Bool { seq == 0 && presenceCount <= 1 }
+    /// No events yet and nobody but this client: a new room, or a mistyped
+    /// name. An observer is not in `presenceCount`.
+    func isNewRoom(observing: Bool) -> Bool { seq == 0 && presenceCount <= (observing ? 0 : 1) }
 }

@@ -19,11 +19,30 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
         code == 1013 || code == 1012 || code == 1014 || (code == 1002 && !reason.isEmpty)
     }
 
-    /// Retrying cannot help: the server refused what this client is or sent
-    /// (bad room, name or token, unsupported or oversized data).
+    /// An operator removed this client (4003) or deleted its room (4004),
+    /// PROTOCOL.md section 13.
+    public static let kicked: UInt16 = 4003
+    public static let roomDeleted: UInt16 = 4004
+
+    /// Retrying cannot help, or must not happen by itself: the server refused
+    /// what this client is or sent (bad room, name or token, unsupported or
+    /// oversized data), or an operator removed it or deleted its room.
     public var isFinal: Bool {
         guard let code, !isTryAgainLater else { return false }
-        return [1002, 1003, 1007, 1008, 1009, 1010].contains(code)
+        return [1002, 1003, 1007, 1008, 1009, 1010].contains(code) || isOperatorRemoval
+    }
+
+    /// Closed by an operator: kicked (4003) or the room deleted (4004).
+    public var isOperatorRemoval: Bool {
+        code == Self.kicked || code == Self.roomDeleted
+    }
+
+    /// What an operator's close says: the server's reason (`removed from the
+    /// room by an operator: spam`), or the protocol's words when it sent none.
+    public var removalText: String? {
+        guard isOperatorRemoval else { return nil }
+        if !reason.isEmpty { return reason }
+        return code == Self.kicked ? "removed from the room by an operator" : "the room was deleted by an operator"
     }
 
     /// `close 1008 (policy violation): invalid room name: …`
@@ -42,5 +61,6 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
         1000: "normal closure", 1001: "going away", 1002: "protocol error", 1003: "unsupported data",
         1007: "invalid payload", 1008: "policy violation", 1009: "message too big", 1010: "missing extension",
         1011: "internal error", 1012: "service restart", 1013: "try again later", 1014: "bad gateway",
+        4003: "removed by an operator", 4004: "room deleted by an operator",
     ]
 }

@@ -168,7 +168,9 @@ extension HappySession: WebSocketDelegate {
         welcomed = false
         let reason = failure ?? close?.description ?? "connection closed"
         let error: SessionError
-        if let close, close.code != nil, !wasWelcomed || close.isFinal {
+        if let close, close.isOperatorRemoval {
+            error = .removed(url: url, close)
+        } else if let close, close.code != nil, !wasWelcomed || close.isFinal {
             error = .closed(url: url, close)
         } else if wasWelcomed {
             error = .connectionLost(url: url, reason: reason)

@@ -8,6 +8,9 @@ public struct SessionConfiguration: Sendable {
     public var name: String?
     /// An access token (PROTOCOL.md section 7).
     public var token: String?
+    /// Joins as an observer (`observe=1`, PROTOCOL.md section 13): hears the
+    /// room without being in its presence, and may send no intents or pointers.
+    public var observe: Bool
     /// Reconnect (and resume) when a connection that was welcomed drops.
     public var reconnects: Bool
     public var backoff: Backoff
@@ -18,12 +21,13 @@ public struct SessionConfiguration: Sendable {
     public var pointerInterval: Double
 
     public init(server: WebSocketURL, room: String? = nil, name: String? = nil, token: String? = nil,
-                reconnects: Bool = false, backoff: Backoff = Backoff(),
+                observe: Bool = false, reconnects: Bool = false, backoff: Backoff = Backoff(),
                 options: WebSocketOptions = WebSocketOptions(), pointerInterval: Double = 0.05) {
         self.server = server
         self.room = room
         self.name = name
         self.token = token
+        self.observe = observe
         self.reconnects = reconnects
         self.backoff = backoff
         self.options = options
@@ -42,7 +46,7 @@ public struct SessionConfiguration: Sendable {
         let base = endpoint
         let (path, query) = Self.split(base.path)
         let added = QueryEncoding.query([
-            ("room", room), ("name", name), ("token", token),
+            ("room", room), ("name", name), ("token", token), ("observe", observe ? "1" : nil),
             ("since", epoch == nil ? nil : since.map(String.init)), ("epoch", since == nil ? nil : epoch),
         ])
         if query.isEmpty { return base.with(path: path + added) }

@@ -8,6 +8,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case refused(WireError)
     /// The server closed the connection with a close frame the client cannot get past.
     case closed(url: String, CloseReason)
+    /// An operator removed this client from the room (4003) or deleted the
+    /// room (4004); the session does not reconnect by itself.
+    case removed(url: String, CloseReason)
     /// An established connection dropped before the answer came.
     case connectionLost(url: String, reason: String)
     /// Nothing decisive within the time allowed.
@@ -20,6 +23,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotConnect(let url, let reason): return "cannot connect to \(url): \(reason)"
         case .refused(let error): return "refused by the server: \(error.code.rawValue): \(error.message)"
         case .closed(let url, let close): return "refused by the server at \(url): \(close)"
+        case .removed(_, let close): return "\(close.removalText ?? close.description) (close \(close.code ?? 0))"
         case .connectionLost(let url, let reason): return "connection to \(url) lost: \(reason)"
         case .timeout(let what): return "timeout: \(what)"
         case .stopped: return "the session was stopped"
