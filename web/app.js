@@ -13,6 +13,7 @@ import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
 import { HistoryBar } from './js/history-bar.js';
+import { readAddress } from './js/address.js';
 
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
@@ -22,12 +23,12 @@ const PEOPLE_SHOWN = 40;
 /** How often the crowd's tally is redrawn while presses age out of its last second, in ms. */
 const TALLY_REDRAW_MS = 200;
 
-const params = new URLSearchParams(location.search);
-const room = params.get('room') || 'lobby';
-const token = params.get('token') || '';
-const pinnedStep = /^\d{1,2}$/.test(params.get('phase') || '') ? Number(params.get('phase')) : null;
+const address = readAddress(location.search);
+const room = address.room;
+const token = address.token;
+const pinnedStep = address.phase;
 /** `?seq=N` opens the room as it was right after event N. */
-const openedSeq = /^\d{1,15}$/.test(params.get('seq') || '') ? Number(params.get('seq')) : null;
+const openedSeq = address.seq;
 
 /** Everything the views draw from: the room now, or a moment of its past that the history bar shows. */
 const model = {
@@ -81,6 +82,10 @@ let logFollows = true;
 async function start() {
   $('room-name').textContent = room;
   document.title = `Happy · ${room}`;
+  if (address.problems.length > 0) {
+    showError(`Part of this page's address was not understood. ${address.problems.join(' ')}`);
+    history.replaceState(null, '', `${location.pathname}${address.cleaned}${location.hash}`);
+  }
   try {
     art = await loadArt();
   } catch (error) {

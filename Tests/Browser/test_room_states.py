@@ -102,6 +102,22 @@ class NewAndRefusedRooms(unittest.TestCase):
         wait_phase(self.driver, "connected")
         self.assertEqual(self.driver.execute_script("return new URLSearchParams(location.search).get('room')"), room)
 
+    def test_an_address_the_page_does_not_understand_is_said_once_and_dropped(self):
+        room = new_room("addr")
+        self.driver.get(f"{self.server.base}/?room={room}&seq=abc&width=5")
+        wait_phase(self.driver, "connected")
+        error = self.driver.find_element(By.ID, "error")
+        self.assertTrue(error.is_displayed(), "the page says its address was not understood")
+        self.assertIn("“seq=abc” is not an event number: showing the room live.", error.text)
+        self.assertIn("“width” is not something this page understands", error.text)
+        self.assertEqual(self.driver.execute_script("return location.search"), f"?room={room}",
+                         "what was not understood leaves the address")
+        self.assertIsNone((info(self.driver)["history"] or {}).get("viewing"), "the room is shown live")
+        # An address the page understands says nothing.
+        self.driver.get(f"{self.server.base}/?room={room}")
+        wait_phase(self.driver, "connected")
+        self.assertFalse(self.driver.find_element(By.ID, "error").is_displayed())
+
 
 class WhileTheServerIsDown(unittest.TestCase):
     def test_the_views_and_people_are_dimmed_until_the_connection_is_back(self):
