@@ -34,6 +34,7 @@ public struct LWSHeader: Hashable, Sendable {
     @inlinable public static var authorization: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_AUTHORIZATION) }
     @inlinable public static var forwardedFor: LWSHeader { LWSHeader(WSI_TOKEN_X_FORWARDED_FOR) }
     @inlinable public static var ifNoneMatch: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_IF_NONE_MATCH) }
+    @inlinable public static var accept: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_ACCEPT) }
     @inlinable public static var contentLength: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH) }
     @inlinable public static var contentType: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_TYPE) }
     @inlinable public static var cacheControl: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CACHE_CONTROL) }

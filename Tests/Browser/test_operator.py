@@ -167,14 +167,14 @@ class InspectorWithTwoRooms(unittest.TestCase):
 
 
 class TheInspectorSaysHowToGetIn(unittest.TestCase):
-    """401 and 403 from the API: the page (served as /admin.html to anyone) says why and how to get in."""
+    """401 and 403: /admin answers a browser refused with the page (it holds no data), which says why and how to get in."""
 
     def test_without_a_token_and_with_a_players_token(self):
         secret = "inspector-secret"
         server = support.Server({"auth": {"secret": secret}}).start()
         driver = support.browser()
         try:
-            driver.get(f"{server.base}/admin.html")
+            driver.get(f"{server.base}/admin")
             wait_inspector(driver, lambda i: (i.get("access") or {}).get("status") == 401, "no 401")
             access = driver.find_element(By.ID, "access")
             self.assertIn("The server answered 401: the operator API needs an admin token", access.text)

@@ -155,6 +155,12 @@ final class OperatorRoutesTests: XCTestCase {
         XCTAssertEqual(page.status, 200)
         XCTAssertEqual(page.transport.head?.contentType, "text/html; charset=utf-8")
         XCTAssertTrue(page.text.contains("<title>Happy inspector</title>"))
-        XCTAssertEqual(test.request("GET", "/admin", peer: "192.0.2.9").status, 403)
+        let refused = test.request("GET", "/admin", peer: "192.0.2.9")
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertEqual(refused.transport.head?.contentType, "application/json")
+        // A browser refused gets the page, which holds no data and says how to get in.
+        let browser = test.request("GET", "/admin", headers: ["accept": "text/html,application/xhtml+xml"], peer: "192.0.2.9")
+        XCTAssertEqual(browser.status, 403)
+        XCTAssertTrue(browser.text.contains("<title>Happy inspector</title>"))
     }
 }

@@ -16,7 +16,7 @@ struct HTTPResponse {
 /// written. The transport holds a retained reference until it closes.
 final class HTTPExchange: Attachment {
     /// The request headers routes read, captured while the transport still has them.
-    static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name"]
+    static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name", "accept"]
 
     let transport: any ExchangeTransport
     let method: String

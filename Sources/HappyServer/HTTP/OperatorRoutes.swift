@@ -39,14 +39,24 @@ final class OperatorRoutes {
         router.add(["GET"], .exact("/admin"), parameters: ["token"]) { [self] in inspector($0) }
     }
 
-    /// `GET /admin`: the inspector page, for operators only (its data comes from the routes above).
+    /// `GET /admin`: the inspector page, for operators only (its data comes
+    /// from the routes above). A browser refused gets the refusal's status
+    /// with the page itself, which holds no data and explains how to get in.
     private func inspector(_ exchange: HTTPExchange) {
-        guard allowed(exchange, room: nil) else { return }
-        guard let page = FileManager.default.contents(atPath: inspectorPath) else {
-            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
-                                                         "no inspector page: \(inspectorPath) is missing from webRoot"))
+        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
+        let refusal: HTTPError?
+        switch access.operatorAccess(token: token, peer: exchange.peerAddress) {
+        case .success: refusal = nil
+        case .failure(let error): refusal = error
         }
-        responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page)))
+        let wantsPage = exchange.headers["accept"]?.contains("text/html") ?? false
+        if let refusal, !wantsPage { return responder.respond(exchange, refusal) }
+        guard let page = FileManager.default.contents(atPath: inspectorPath) else {
+            return responder.respond(exchange, refusal ?? HTTPError(status: 404, code: "not_found",
+                                                                    "no inspector page: \(inspectorPath) is missing from webRoot"))
+        }
+        responder.respond(exchange, HTTPResponse(status: refusal?.status ?? 200, contentType: "text/html; charset=utf-8",
+                                                 body: Array(page)))
     }
 
     /// The route's room and what is asked of it, after the access check; nil once answered.

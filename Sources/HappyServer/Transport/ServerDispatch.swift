@@ -167,7 +167,7 @@ final class ServerDispatch: LWSCallbackHandler {
     /// Headers lws parses itself, by lower-case name; others are read by name.
     private static let tokens: [String: LWSHeader] = [
         "authorization": .authorization, "if-none-match": .ifNoneMatch, "origin": .origin,
-        "x-forwarded-for": .forwardedFor, "content-length": .contentLength,
+        "x-forwarded-for": .forwardedFor, "content-length": .contentLength, "accept": .accept,
     ]
 
     private func header(named name: String, of connection: LWSConnection) -> String? {
