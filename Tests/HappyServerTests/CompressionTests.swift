@@ -13,7 +13,9 @@ final class CompressionTests: XCTestCase {
 
     override func setUpWithError() throws {
         server = try ServerProcess(["compression": true,
-                                    "limits": ["intentsPerSecond": 2000, "intentBurst": 2000]])
+                                    "limits": ["intentsPerSecond": 2000, "intentBurst": 2000],
+                                    // A welcome listing all 101 clients (a crowd's lists at most this many).
+                                    "crowd": ["presenceBatchAbove": 1000]])
     }
 
     override func tearDown() {

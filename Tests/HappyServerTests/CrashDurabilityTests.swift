@@ -33,7 +33,8 @@ final class CrashDurabilityTests: XCTestCase {
             ?? UInt64.random(in: 1...UInt64.max)
         print("crash durability: seed \(seed) (HAPPY_CRASH_SEED=\(seed) replays these kill moments)")
         var random = SplitMix64(seed: seed)
-        let server = try ServerProcess(["limits": Self.limits])
+        // Each event on its own: at full speed the room's load would switch it to ticks (section 12).
+        let server = try ServerProcess(["limits": Self.limits, "crowd": ["mode": "each"]])
         var epoch: String?
         var highestSeq: UInt64 = 0
         var totalReceived = 0, totalAcked = 0, unackedReceived = 0

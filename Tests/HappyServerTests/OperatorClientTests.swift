@@ -195,7 +195,7 @@ final class OperatorClientTests: XCTestCase {
         let none = try client(["rooms"])
         XCTAssertEqual(none.status, 65)
         XCTAssertEqual(none.stderr, "happyclient: refused by the server: unauthorized: the operator API needs an admin token "
-                       + "(Authorization: Bearer)\n")
+                       + "(Authorization: Bearer or ?token=); make one with happyserver token --role admin\n")
         let player = try client(["--token", token("player"), "kick", "lobby", "--name", "x"])
         XCTAssertEqual(player.status, 65)
         XCTAssertEqual(player.stderr, "happyclient: refused by the server: forbidden: the operator API needs the admin role\n")

@@ -45,8 +45,9 @@ final class SlowReaderTests: XCTestCase {
         // The stored history holds as many events as the resume ring, so
         // both are full after the warm-up (the store's own growth up to
         // historyLimit is not the slow reader's).
+        // Each event on its own: at full speed the room's load would switch it to ticks (section 12).
         let server = try ServerProcess(["limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000],
-                                        "persistence": ["historyLimit": 1000]])
+                                        "persistence": ["historyLimit": 1000], "crowd": ["mode": "each"]])
         let (slow, _) = try TestClient.join(server, name: "slow")
         let (writer, _) = try TestClient.join(server, name: "writer")
         XCTAssertEqual(slow.next(type: "presence")?["joined"]?["name"]?.stringValue, "writer")

@@ -72,7 +72,7 @@ final class AccessControl {
         }
         guard let token else {
             return .failure(HTTPError(status: 401, code: "unauthorized", "the operator API needs an admin token "
-                + "(Authorization: Bearer, or ?token= on /admin); make one with happyserver token --role admin"))
+                + "(Authorization: Bearer or ?token=); make one with happyserver token --role admin"))
         }
         switch verify(token) {
         case .failure(let rejection):
