@@ -11,9 +11,12 @@ import Synchronization
 /// renews its own clients every `heartbeat` seconds, and sweeps out entries
 /// past their expiry (publishing their `left`), so the clients of a node that
 /// died leave within `presenceTTL` + `heartbeat` seconds.
+///
+/// Its connections follow the endpoint: when Sentinel names another primary
+/// they are made again there, and every watched room is read again.
 public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
     public let nodeID: String
-    public let url: RedisURL
+    public let endpoint: RedisEndpoint
     public static let heartbeat = 3.0
     public static let presenceTTL = 9.0
     /// A subscribed connection hears nothing when no room changes, so a
@@ -51,7 +54,7 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
         outage.withLock { value in
             value.map { outage in
                 let seconds = Double(SystemTime.wallMilliseconds() - outage.since) / 1000
-                return "cluster subscriber disconnected from Redis at \(url.host):\(url.port) for "
+                return "cluster subscriber disconnected from Redis at \(endpoint.current.url.address) for "
                     + "\(String(format: "%.1f", seconds)) s: \(outage.reason)"
             }
         }
@@ -63,8 +66,10 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
         }
     }
 
-    public init(url: RedisURL, nodeID: String) {
-        self.url = url
+    public var followedPrimary: FollowedPrimary? { endpoint.followed }
+
+    public init(endpoint: RedisEndpoint, nodeID: String) {
+        self.endpoint = endpoint
         self.nodeID = nodeID
         var fds: [Int32] = [0, 0]
         pipe(&fds)
@@ -126,6 +131,10 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
                     continue
                 }
             }
+            if subscriber!.isStale {
+                disconnected(reason: "the Redis primary moved to \(endpoint.current.url.address)")
+                continue
+            }
             let ready = happy_redis_wait(subscriber!.fileDescriptor, wake.read, 250)
             if ready & 2 != 0 { drainWake() }
             applyCommands()
@@ -154,8 +163,8 @@ public final class RedisClusterBus: ClusterBus, @unchecked Sendable {
 
     private func connect() -> Bool {
         do {
-            let subscriber = try RedisConnection(url: url)
-            let commandConnection = try RedisConnection(url: url)
+            let subscriber = try RedisConnection(endpoint: endpoint)
+            let commandConnection = try RedisConnection(endpoint: endpoint)
             self.subscriber = subscriber
             self.commandConnection = commandConnection
             for room in watched {

@@ -35,25 +35,42 @@ public enum RedisValue: Equatable, Sendable {
 }
 
 /// One blocking hiredis connection, used from one thread at a time.
-/// Commands are binary-safe argument lists.
+/// Commands are binary-safe argument lists. It connects to its endpoint's
+/// current Redis, and again when the endpoint moves to another primary.
 final class RedisConnection {
-    let url: RedisURL
+    let endpoint: RedisEndpoint
+    /// The Redis connected to (or last tried).
+    private(set) var url: RedisURL
     let timeout: Double
     private(set) var context: UnsafeMutablePointer<redisContext>?
+    /// The endpoint's generation this connection was made for.
+    private var generation: UInt64 = 0
+    /// Counts the connections made: a command whose effect must be checked
+    /// on the same connection (`WAIT`) sees whether it changed meanwhile.
+    private(set) var serial: UInt64 = 0
 
-    init(url: RedisURL, timeout: Double = 2) throws(StoreError) {
-        self.url = url
+    init(endpoint: RedisEndpoint, timeout: Double = 2, connectNow: Bool = true) throws(StoreError) {
+        self.endpoint = endpoint
+        url = endpoint.current.url
         self.timeout = timeout
-        try connect()
+        if connectNow { try connect() }
+    }
+
+    convenience init(url: RedisURL, timeout: Double = 2) throws(StoreError) {
+        try self.init(endpoint: FixedRedisEndpoint(url), timeout: timeout)
     }
 
     deinit { close() }
 
     var isConnected: Bool { context != nil }
     var fileDescriptor: Int32 { context?.pointee.fd ?? -1 }
+    /// Connected to a primary the endpoint no longer names.
+    var isStale: Bool { context != nil && endpoint.current.generation != generation }
 
     func connect() throws(StoreError) {
         close()
+        (url, generation) = endpoint.current
+        serial += 1
         let seconds = Int(timeout)
         let tv = timeval(tv_sec: seconds, tv_usec: Int((timeout - Double(seconds)) * 1_000_000))
         guard let context = redisConnectWithTimeout(url.host, Int32(url.port), tv) else {
@@ -62,6 +79,7 @@ final class RedisConnection {
         if context.pointee.err != 0 {
             let message = Self.errorText(context)
             redisFree(context)
+            endpoint.primaryLooksWrong("cannot reach \(url.address): \(message)")
             throw StoreError(.unreachable, "cannot reach Redis at \(url.host):\(url.port): \(message)")
         }
         redisSetTimeout(context, tv)
@@ -103,8 +121,17 @@ final class RedisConnection {
         }
     }
 
+    /// Sends one command on the connection made as `serial`, never on a new
+    /// one, since its reply speaks of what that connection did (`WAIT`).
+    func commandOnSameConnection(_ arguments: [String], serial expected: UInt64) throws(StoreError) -> RedisValue {
+        guard context != nil, !isStale, serial == expected else {
+            throw StoreError(.unreachable, "the connection to Redis at \(url.address) was lost or moved meanwhile")
+        }
+        return try attempt(arguments.map { Array($0.utf8) })
+    }
+
     private func attempt(_ arguments: [[UInt8]]) throws(StoreError) -> RedisValue {
-        if context == nil { try connect() }
+        if context == nil || isStale { try connect() }
         guard let context else { throw StoreError(.unreachable, "not connected to Redis") }
         let reply = Self.withArgv(arguments) { count, argv, lengths in
             redisCommandArgv(context, count, argv, lengths)
@@ -133,7 +160,7 @@ final class RedisConnection {
 
     /// Sends one command once, without retrying, and says whether it may have run.
     func send(bytes arguments: [[UInt8]]) -> SendOutcome {
-        if context == nil {
+        if context == nil || isStale {
             do { try connect() } catch { return .notSent(error, connecting: true) }
         }
         guard let context else { return .notSent(StoreError(.unreachable, "not connected to Redis"), connecting: true) }
@@ -157,6 +184,7 @@ final class RedisConnection {
         guard redisGetReply(context, &reply) == REDIS_OK, let reply else {
             let message = Self.errorText(context)
             close()
+            endpoint.primaryLooksWrong("no reply from \(url.address) within \(timeout) s")
             return .unknown(StoreError(.unreachable, "no reply from Redis at \(url.host):\(url.port) within "
                 + "\(timeout) s: \(message.isEmpty ? "connection lost" : message)"))
         }
@@ -250,26 +278,30 @@ final class RedisConnection {
 /// lock), beside a connection busy with writes. It connects on first use and
 /// runs read-only Lua scripts, loaded once and then called by their SHA.
 final class RedisReadConnection: @unchecked Sendable {
-    let url: RedisURL
+    let endpoint: RedisEndpoint
     private let lock = NSLock()
     private var connection: RedisConnection?
     /// Script text → its SHA in Redis.
     private var loaded: [String: String] = [:]
 
-    init(url: RedisURL) {
-        self.url = url
+    init(endpoint: RedisEndpoint) {
+        self.endpoint = endpoint
     }
 
-    func evaluate(_ script: String, keys: [String], arguments: [String]) throws(StoreError) -> RedisValue {
+    /// Runs `script`; then, with `replicaAcks` above 0, has that many replicas
+    /// confirm that what it read is theirs too (see `RedisReplication`).
+    func evaluate(_ script: String, keys: [String], arguments: [String],
+                  replicaAcks: Int = 0) throws(StoreError) -> RedisValue {
         lock.lock()
         defer { lock.unlock() }
         let connection: RedisConnection
         if let open = self.connection {
             connection = open
         } else {
-            connection = try RedisConnection(url: url)
+            connection = try RedisConnection(endpoint: endpoint)
             self.connection = connection
         }
+        let url = connection.url
         // A Redis restarted since the script was loaded has forgotten it: load it again, once.
         for _ in 0..<2 {
             let sha: String
@@ -284,7 +316,11 @@ final class RedisReadConnection: @unchecked Sendable {
                 sha = text
             }
             let reply = try connection.command(["EVALSHA", sha, String(keys.count)] + keys + arguments)
-            guard case .error(let message) = reply else { return reply }
+            let serial = connection.serial
+            guard case .error(let message) = reply else {
+                try RedisReplication.confirm(on: connection, serial: serial, replicas: replicaAcks, fence: true)
+                return reply
+            }
             guard message.hasPrefix("NOSCRIPT") else {
                 throw StoreError(.io, "Redis at \(url.host):\(url.port) refused a read: \(message)")
             }

@@ -74,7 +74,8 @@ extension RedisRoomStore {
 
     public func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage? {
         let reply = try reads.evaluate(Self.historyScript, keys: [Self.roomKey(name), Self.eventsKey(name)],
-                                       arguments: [String(since), String(max(0, limit)), String(max(0, historyLimit))])
+                                       arguments: [String(since), String(max(0, limit)), String(max(0, historyLimit))],
+                                       replicaAcks: replicaAcks)
         if case .null = reply { return nil }
         let parts = reply.elements
         guard parts.count == 4, let epoch = parts[0].text,
@@ -93,7 +94,7 @@ extension RedisRoomStore {
 
     public func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup {
         let reply = try reads.evaluate(Self.pastStateScript, keys: [Self.roomKey(name), Self.eventsKey(name)],
-                                       arguments: [String(seq), String(max(0, historyLimit))])
+                                       arguments: [String(seq), String(max(0, historyLimit))], replicaAcks: replicaAcks)
         if case .null = reply { return .unknownRoom }
         let parts = reply.elements
         let damaged = StoreError(.damaged, "room \(name) in Redis is damaged (its state at \(seq) reads as \(reply))")

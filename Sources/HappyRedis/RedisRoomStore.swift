@@ -19,15 +19,20 @@ import HappyCore
 /// (compare-and-set), writes state and events, trims the stream while moving
 /// the base up in the same step, and publishes the events to the other
 /// nodes; a room that moved on comes back as a conflict with its current
-/// state, for the node to apply its intents again.
+/// state, for the node to apply its intents again. With `replicaAcks` above
+/// 0, a commit counts as recorded, and its events are published, only once
+/// that many replicas confirm it (`RedisReplication`); what a node reads is
+/// confirmed the same way before it is used.
 ///
 /// Rooms recorded before the base was kept (no `first`) are not migrated:
 /// their oldest stored event stands as the base, its label "" when it has
 /// none, until their first trim writes a real one. All nodes of a cluster
 /// must run the same version (an older one trims without moving the base).
 public final class RedisRoomStore: RoomStore, @unchecked Sendable {
-    public let url: RedisURL
+    public let endpoint: RedisEndpoint
     public let nodeID: String
+    /// Replicas that must confirm each commit and read (`cluster.minReplicaAcks`).
+    public let replicaAcks: Int
     public let historySize: Int
     /// Events kept per room for history and replay (section 11).
     public let historyLimit: Int
@@ -51,7 +56,8 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         """
 
     /// KEYS: room, events. ARGV: epoch, base seq, seq, scene, events kept,
-    /// channel, message, token, then (seq, event, label) for each event.
+    /// channel ('': publish nothing), message, token, then (seq, event,
+    /// label) for each event.
     static let commitScript = entryFieldFunction + """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -83,7 +89,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
           end
           redis.call('XTRIM', KEYS[2], 'MAXLEN', keep)
         end
-        if #ARGV >= 9 then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+        if #ARGV >= 9 and ARGV[6] ~= '' then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
         return 1
         """
 
@@ -101,16 +107,17 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     /// `historySize`: events a resume may replay; `historyLimit`: events kept for history and replay.
     /// Unless `allowNonDurable`, Redis must keep every acknowledged write
-    /// (see `checkDurability`).
-    public init(url: RedisURL, nodeID: String, historySize: Int, defaults: Scene,
-                historyLimit: Int = 100_000, allowNonDurable: Bool = false) throws(StoreError) {
-        self.url = url
+    /// (see `checkDurability`). `replicaAcks`: replicas that confirm each commit.
+    public init(endpoint: RedisEndpoint, nodeID: String, historySize: Int, defaults: Scene,
+                historyLimit: Int = 100_000, allowNonDurable: Bool = false, replicaAcks: Int = 0) throws(StoreError) {
+        self.endpoint = endpoint
         self.nodeID = nodeID
         self.historySize = historySize
         self.historyLimit = historyLimit
         self.defaults = defaults
-        connection = try RedisConnection(url: url)
-        reads = RedisReadConnection(url: url)
+        self.replicaAcks = replicaAcks
+        connection = try RedisConnection(endpoint: endpoint)
+        reads = RedisReadConnection(endpoint: endpoint)
         if !allowNonDurable { try checkDurability() }
         try loadScript()
     }
@@ -119,7 +126,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// crash, which takes the append-only file synced on every write
     /// (`appendonly yes`, `appendfsync always`).
     private func checkDurability() throws(StoreError) {
-        let server = "Redis at \(url.host):\(url.port)"
+        let server = "Redis at \(connection.url.address)"
         let fix = "set appendonly yes and appendfsync always in Redis, "
             + "or set cluster.allowNonDurableRedis to true to accept losing acknowledged intents in a Redis crash"
         func setting(_ name: String) throws(StoreError) -> String {
@@ -147,7 +154,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     private func loadScript() throws(StoreError) {
         let reply = try connection.command(["SCRIPT", "LOAD", Self.commitScript])
         guard let sha = reply.text, case .bulk = reply else {
-            throw StoreError(.io, "Redis at \(url.host):\(url.port) did not load the commit script: \(reply)")
+            throw StoreError(.io, "Redis at \(connection.url.address) did not load the commit script: \(reply)")
         }
         scriptSHA = sha
     }
@@ -173,8 +180,19 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     }
 
     /// Loads a room, creating it first when Redis has none: nodes opening a
-    /// new room at the same moment then agree on one epoch.
+    /// new room at the same moment then agree on one epoch. With replica
+    /// acks, only once the replicas confirm what was read.
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
+        let room = try readRoom(named: name)
+        try RedisReplication.confirm(on: connection, serial: readSerial, replicas: replicaAcks, fence: true)
+        return room
+    }
+
+    /// The connection `readRoom` read on (to confirm the read there).
+    private var readSerial: UInt64 = 0
+
+    /// The room as the primary holds it, replicated or not.
+    private func readRoom(named name: String) throws(StoreError) -> StoredRoom? {
         var fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
         if fields.count == 3, fields[0].text == nil {
             try connection.command(bytes: [
@@ -184,6 +202,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
             ])
             fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
         }
+        readSerial = connection.serial
         guard fields.count == 3, let epoch = fields[0].text else { return nil }
         guard let seq = fields[1].integer, let sceneText = fields[2].text,
               let json = try? JSONParser.parse(sceneText), let scene = Scene(json: json) else {
@@ -194,7 +213,12 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         var history: [StoredEvent] = []
         if historySize > 0 && seq > 0 {
             let from = max(1, seq - Int64(historySize) + 1)
-            for entry in try connection.command(["XRANGE", Self.eventsKey(name), String(from), String(seq)]).elements {
+            let entries = try connection.command(["XRANGE", Self.eventsKey(name), String(from), String(seq)]).elements
+            // Read on another connection (the first broke): possibly from another primary.
+            guard connection.serial == readSerial else {
+                throw StoreError(.unreachable, "the connection to Redis broke while room \(name) was read")
+            }
+            for entry in entries {
                 guard let event = Self.storedEvent(entry) else {
                     throw StoreError(.damaged, "room \(name) in Redis is damaged (an entry of happy:events:\(name) is unreadable)")
                 }
@@ -219,20 +243,77 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     @discardableResult
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         var conflicts: [CommitConflict] = []
+        var recorded: [RoomCommit] = []
         var sent = false
+        /// The connection everything since the first send went through, and
+        /// whether the last of it was a read (which the fence confirms).
+        var serial: UInt64?
+        var readSinceWrite = false
+        func note(read: Bool) throws(StoreError) {
+            if serial == nil { serial = connection.serial }
+            guard replicaAcks == 0 || serial == connection.serial else {
+                throw StoreError(.unreachable, "the connection to Redis was made again during a commit")
+            }
+            readSinceWrite = read
+        }
         for commit in commits {
             let token = self.token(commit)
             do throws(StoreError) {
-                if try !run(commit, token: token, sent: &sent), try !landed(commit, token: token) {
-                    conflicts.append(CommitConflict(room: commit.room, current: try loadRoom(named: commit.room)))
+                if try run(commit, token: token, sent: &sent) {
+                    try note(read: false)
+                    recorded.append(commit)
+                } else if try landed(commit, token: token) {
+                    try note(read: true)
+                    recorded.append(commit)
+                } else {
+                    let current = try readRoom(named: commit.room)
+                    try note(read: true)
+                    conflicts.append(CommitConflict(room: commit.room, current: current))
                 }
             } catch {
                 guard sent else { throw error }
-                throw StoreError(.inDoubt, "commit of room \(commit.room) (seq \(commit.baseSeq + 1)-\(commit.seq)) "
-                    + "sent without a definite answer: \(error.message)")
+                throw inDoubt(commit, error)
             }
         }
+        guard replicaAcks > 0, let serial else { return conflicts }
+        do throws(StoreError) {
+            if !Self.plantedAckBeforeWait {
+                try RedisReplication.confirm(on: connection, serial: serial, replicas: replicaAcks, fence: readSinceWrite)
+            }
+            // Other nodes hear of events only once they are confirmed.
+            for commit in recorded {
+                let reply = try connection.command(bytes: [Array("PUBLISH".utf8), Array(Self.channel(commit.room).utf8),
+                                                           message(commit)])
+                if case .error(let text) = reply {
+                    throw StoreError(.unreachable, "Redis refused to publish the events of room \(commit.room): \(text)")
+                }
+            }
+        } catch {
+            throw inDoubt(commits.last!, error)
+        }
         return conflicts
+    }
+
+    #if HAPPY_PLANTED_ACK_BEFORE_WAIT
+    /// DELIBERATE DEFECT, built only with `-Xswiftc -DHAPPY_PLANTED_ACK_BEFORE_WAIT`
+    /// for `make chaos-planted`, to prove the chaos checker catches it: a commit
+    /// counts as recorded as soon as the primary has it, before any replica
+    /// confirms it, so a failover loses acknowledged intents.
+    static let plantedAckBeforeWait = true
+    #else
+    static let plantedAckBeforeWait = false
+    #endif
+
+    private func inDoubt(_ commit: RoomCommit, _ error: StoreError) -> StoreError {
+        StoreError(.inDoubt, "commit of room \(commit.room) (seq \(commit.baseSeq + 1)-\(commit.seq)) "
+            + "sent without a definite answer: \(error.message)")
+    }
+
+    /// The events of a commit as other nodes receive them.
+    private func message(_ commit: RoomCommit) -> [UInt8] {
+        RemoteEventsCodec.encode(RemoteEvents(
+            origin: nodeID, room: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene,
+            events: commit.events))
     }
 
     func token(_ commit: RoomCommit) -> String {
@@ -260,15 +341,15 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// `sent` becomes true once the command may have reached Redis.
     private func run(_ commit: RoomCommit, token: String, sent: inout Bool) throws(StoreError) -> Bool {
         if scriptSHA == nil { try loadScript() }
-        let message = RemoteEventsCodec.encode(RemoteEvents(
-            origin: nodeID, room: commit.room, epoch: commit.epoch, seq: commit.seq, scene: commit.scene,
-            events: commit.events))
+        // With replica acks, the events are published once confirmed (in `commit`).
+        let publishes = replicaAcks == 0
         var arguments: [[UInt8]] = [
             Array("EVALSHA".utf8), Array(scriptSHA!.utf8), Array("2".utf8),
             Array(Self.roomKey(commit.room).utf8), Array(Self.eventsKey(commit.room).utf8),
             Array(commit.epoch.utf8), Array(String(commit.baseSeq).utf8), Array(String(commit.seq).utf8),
             ServerMessageEncoder.sceneJSON(commit.scene), Array(String(eventsKept).utf8),
-            Array(Self.channel(commit.room).utf8), message, Array(token.utf8),
+            publishes ? Array(Self.channel(commit.room).utf8) : [], publishes ? message(commit) : [],
+            Array(token.utf8),
         ]
         for event in commit.events {
             arguments += [Array(String(event.seq).utf8), event.json, Array(event.dragonStatus.utf8)]
@@ -294,6 +375,10 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         case .error(let message)? where message.hasPrefix("NOSCRIPT"):
             scriptSHA = nil
             return try run(commit, token: token, sent: &sent)
+        case .error(let message)? where ["READONLY", "NOREPLICAS", "MASTERDOWN"].contains(where: message.hasPrefix):
+            // Not a primary (any more), or one without its replicas: ask Sentinel now.
+            endpoint.primaryLooksWrong("\(connection.url.address) refused a commit: \(message)")
+            throw StoreError(.io, "Redis at \(connection.url.address) refused the commit of room \(commit.room): \(message)")
         case let other:
             throw StoreError(.io, "Redis refused the commit of room \(commit.room): \(other.map { "\($0)" } ?? "no reply")")
         }

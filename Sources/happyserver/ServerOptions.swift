@@ -83,13 +83,35 @@ func loadConfiguration(_ options: ServerOptions) throws(ConfigError) -> HappyCon
     return config
 }
 
-/// The store `config` asks for.
-func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any RoomStore {
-    if let url = RedisURL(config.cluster.redis) {
-        let store = try RedisRoomStore(url: url, nodeID: nodeID, historySize: config.limits.historySize,
+/// Where the Redis connections go when `cluster.redis` is set: the fixed
+/// address, or the primary the sentinels name, followed from then on.
+func openRedisEndpoint(_ config: HappyConfig, logger: Logger) throws(StoreError) -> (any RedisEndpoint)? {
+    switch RedisTarget(config.cluster.redis) {
+    case nil:
+        return nil
+    case .direct(let url)?:
+        return FixedRedisEndpoint(url)
+    case .sentinel(let url)?:
+        let endpoint = try SentinelRedisEndpoint(url) { from, to, why in
+            logger.info("redis primary switched", ["from": from, "to": to, "why": why])
+        }
+        logger.info("redis primary found through sentinel", ["primary": endpoint.current.url.address,
+                                                              "master": url.master])
+        endpoint.start()
+        return endpoint
+    }
+}
+
+/// The store `config` asks for (Redis through `endpoint` in cluster mode).
+func openStore(_ config: HappyConfig, endpoint: (any RedisEndpoint)?, logger: Logger) throws(StoreError) -> any RoomStore {
+    if let endpoint {
+        let store = try RedisRoomStore(endpoint: endpoint, nodeID: nodeID, historySize: config.limits.historySize,
                                        defaults: config.sceneRules.defaults, historyLimit: config.persistence.historyLimit,
-                                       allowNonDurable: config.cluster.allowNonDurableRedis)
-        logger.info("store opened", ["redis": "\(url.host):\(url.port)/\(url.database)", "node": nodeID])
+                                       allowNonDurable: config.cluster.allowNonDurableRedis,
+                                       replicaAcks: config.cluster.replicaAcks)
+        let url = endpoint.current.url
+        logger.info("store opened", ["redis": "\(url.host):\(url.port)/\(url.database)", "node": nodeID,
+                                     "replicaAcks": "\(config.cluster.replicaAcks)"])
         return store
     }
     guard config.persistence.enabled else {
@@ -111,9 +133,9 @@ func openStore(_ config: HappyConfig, logger: Logger) throws(StoreError) -> any 
 /// This process's identity in a cluster: six random hex digits.
 let nodeID = String(Identifiers.newEpoch().suffix(6))
 
-/// The cluster bus, when `cluster.redis` is set.
-func makeClusterBus(_ config: HappyConfig) -> ClusterBus? {
-    RedisURL(config.cluster.redis).map { RedisClusterBus(url: $0, nodeID: nodeID) }
+/// The cluster bus, in cluster mode.
+func makeClusterBus(endpoint: (any RedisEndpoint)?) -> ClusterBus? {
+    endpoint.map { RedisClusterBus(endpoint: $0, nodeID: nodeID) }
 }
 
 /// The access-token checker, when `auth.secret` is set.

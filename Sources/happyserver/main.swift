@@ -1,6 +1,7 @@
 import Foundation
 import HappyCore
 import HappyServer
+import HappyRedis
 
 let version = "1.0.0"
 let usage = """
@@ -60,8 +61,10 @@ do {
 
 let logger = Logger(level: LogLevel(name: config.log.level) ?? .info, json: config.log.format == "json")
 let store: any RoomStore
+let redisEndpoint: (any RedisEndpoint)?
 do {
-    store = try openStore(config, logger: logger)
+    redisEndpoint = try openRedisEndpoint(config, logger: logger)
+    store = try openStore(config, endpoint: redisEndpoint, logger: logger)
 } catch {
     fail(error.message, status: 74)
 }
@@ -69,7 +72,7 @@ do {
 let server: HappyServer
 do {
     server = try HappyServer(config: config, store: store, logger: logger,
-                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(config),
+                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(endpoint: redisEndpoint),
                              webhookPoster: CurlWebhookPoster())
     try server.start()
 } catch {

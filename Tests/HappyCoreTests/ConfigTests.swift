@@ -93,7 +93,7 @@ final class ConfigTests: XCTestCase {
           "tls": { "cert": "cert.pem", "key": "key.pem" },
           "compression": true,
           "conformance": { "echo": true },
-          "cluster": { "redis": "redis://:pw@cache:6380/3" },
+          "cluster": { "redis": "redis://:pw@cache:6380/3", "minReplicaAcks": 2 },
           "log": { "level": "debug", "format": "json" }
         }
         """##
@@ -123,6 +123,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertTrue(c.compression)
         XCTAssertTrue(c.conformance.echo)
         XCTAssertEqual(c.cluster.redis, "redis://:pw@cache:6380/3")
+        XCTAssertEqual(c.cluster.minReplicaAcks, 2)
         XCTAssertEqual(c.log.level, "debug")
         XCTAssertEqual(c.log.format, "json")
     }

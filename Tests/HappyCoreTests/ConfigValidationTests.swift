@@ -149,6 +149,45 @@ final class ConfigValidationTests: XCTestCase {
         XCTAssertEqual(parts("redis://10.0.0.5:7000/15"), ["10.0.0.5", "7000", "15", "<none>"])
     }
 
+    func testClusterRedisTakesASentinelAddress() throws {
+        let config = try HappyConfig.parse(#"{"cluster": {"redis": "redis+sentinel://h1:26379,h2:26380,h3/mymaster"}}"#)
+        XCTAssertEqual(config.cluster.replicaAcks, 1, "Sentinel: one replica confirms each commit unless told otherwise")
+        assertRejected(#"{"cluster": {"redis": "redis+sentinel://h1:26379"}}"#, naming: "cluster.redis")
+        assertRejected(#"{"cluster": {"redis": "redis+sentinel://h1:x/mymaster"}}"#, naming: "cluster.redis")
+    }
+
+    func testMinReplicaAcks() throws {
+        XCTAssertEqual(try HappyConfig.parse(#"{"cluster": {"redis": "redis://cache"}}"#).cluster.replicaAcks, 0)
+        XCTAssertEqual(try HappyConfig.parse(#"{"cluster": {"redis": "redis://cache", "minReplicaAcks": 2}}"#)
+            .cluster.replicaAcks, 2)
+        XCTAssertEqual(try HappyConfig.parse(#"{"cluster": {"redis": "redis+sentinel://s/m", "minReplicaAcks": 0}}"#)
+            .cluster.replicaAcks, 0)
+        assertRejected(#"{"cluster": {"redis": "redis://cache", "minReplicaAcks": -1}}"#, naming: "cluster.minReplicaAcks")
+        assertRejected(#"{"cluster": {"redis": "redis://cache", "minReplicaAcks": 17}}"#, naming: "cluster.minReplicaAcks")
+        assertRejected(#"{"cluster": {"minReplicaAcks": 1}}"#, naming: "cluster.minReplicaAcks")
+        assertRejected(#"{"cluster": {"redis": "redis://cache", "minReplicaAcks": 1.5}}"#, naming: "cluster.minReplicaAcks")
+    }
+
+    // MARK: RedisSentinelURL
+
+    func testSentinelURLs() throws {
+        let url = try XCTUnwrap(RedisSentinelURL("redis+sentinel://:pw@10.0.0.5:26379,10.0.0.6:26380,s3/my-master/2"))
+        XCTAssertEqual(url.sentinels.map { "\($0.host):\($0.port)" }, ["10.0.0.5:26379", "10.0.0.6:26380", "s3:26379"])
+        XCTAssertEqual(url.master, "my-master")
+        XCTAssertEqual(url.database, 2)
+        XCTAssertEqual(url.password, "pw")
+        XCTAssertEqual(url.primary(host: "10.0.0.9", port: 6379), RedisURL(host: "10.0.0.9", port: 6379, database: 2, password: "pw"))
+        XCTAssertEqual(RedisSentinelURL("redis+sentinel://s/m")?.database, 0)
+        for text in ["redis+sentinel://", "redis+sentinel://s", "redis+sentinel://s/", "redis+sentinel:///m",
+                     "redis+sentinel://s,/m", "redis+sentinel://s:0/m", "redis+sentinel://s/m/x", "redis+sentinel://s/m/1/2",
+                     "redis+sentinel://s/m a", "redis://s/m"] {
+            XCTAssertNil(RedisSentinelURL(text), text)
+        }
+        XCTAssertEqual(RedisTarget("redis+sentinel://s/m")?.usesSentinel, true)
+        XCTAssertEqual(RedisTarget("redis://s")?.usesSentinel, false)
+        XCTAssertNil(RedisTarget("http://s"))
+    }
+
     func testMalformedRedisURLs() {
         for text in ["", "http://cache", "redis:/cache", "redis://", "redis://:pw@", "redis://cache:0", "redis://cache:65536",
                      "redis://cache:", "redis://cache:x", "redis://cache/db", "redis://cache/-1", "redis://:6379"] {

@@ -18,7 +18,7 @@ final class RedisHistoryTests: XCTestCase {
 
     private func store(historySize: Int = 5, historyLimit: Int = 100_000, node: String = "n1") throws -> RedisRoomStore {
         let url = try XCTUnwrap(RedisURL(redis.url))
-        return try RedisRoomStore(url: url, nodeID: node, historySize: historySize, defaults: .standard,
+        return try RedisRoomStore(endpoint: FixedRedisEndpoint(url), nodeID: node, historySize: historySize, defaults: .standard,
                                   historyLimit: historyLimit)
     }
 

@@ -72,8 +72,17 @@ extension HappyConfig {
         guard persistence.historyLimit >= 0 else { throw fail("persistence.historyLimit", "must not be negative") }
 
         guard tls.cert.isEmpty == tls.key.isEmpty else { throw fail("tls", "needs both cert and key, or neither") }
-        if !cluster.redis.isEmpty, RedisURL(cluster.redis) == nil {
-            throw fail("cluster.redis", "must look like redis://[:password@]host:port/db")
+        if !cluster.redis.isEmpty, RedisTarget(cluster.redis) == nil {
+            throw fail("cluster.redis", "must look like redis://[:password@]host:port/db or "
+                       + "redis+sentinel://[:password@]host:port,host:port,.../master[/db]")
+        }
+        if let acks = cluster.minReplicaAcks {
+            guard (0...16).contains(acks) else {
+                throw fail("cluster.minReplicaAcks", "must be between 0 and 16 (replicas that confirm a commit before its ack)")
+            }
+            guard acks == 0 || !cluster.redis.isEmpty else {
+                throw fail("cluster.minReplicaAcks", "needs cluster.redis (replica acks only apply to Redis)")
+            }
         }
         guard (10...1000).contains(crowd.tickMs) else { throw fail("crowd.tickMs", "must be between 10 and 1000") }
         guard crowd.tickAbove >= 1 else { throw fail("crowd.tickAbove", "must be at least 1") }
@@ -155,6 +164,7 @@ struct ConfigReader {
                     switch k {
                     case "redis": config.cluster.redis = try string(v, name)
                     case "allowNonDurableRedis": config.cluster.allowNonDurableRedis = try bool(v, name)
+                    case "minReplicaAcks": config.cluster.minReplicaAcks = try integer(v, name)
                     default: throw unknown(name)
                     }
                 }
@@ -320,45 +330,5 @@ struct ConfigReader {
             out.append(s)
         }
         return out
-    }
-}
-
-/// `redis://[:password@]host:port[/db]`, as `cluster.redis` takes it.
-public struct RedisURL: Equatable, Sendable {
-    public var host: String
-    public var port: Int
-    public var database: Int
-    public var password: String?
-
-    public init?(_ text: String) {
-        guard text.hasPrefix("redis://") else { return nil }
-        var rest = Substring(text.dropFirst("redis://".count))
-        var password: String?
-        if let at = rest.lastIndex(of: "@") {
-            var credentials = rest[..<at]
-            if credentials.hasPrefix(":") { credentials = credentials.dropFirst() }
-            password = String(credentials)
-            rest = rest[rest.index(after: at)...]
-        }
-        var database = 0
-        if let slash = rest.firstIndex(of: "/") {
-            let db = rest[rest.index(after: slash)...]
-            if !db.isEmpty {
-                guard let n = Int(db), n >= 0 else { return nil }
-                database = n
-            }
-            rest = rest[..<slash]
-        }
-        var port = 6379
-        if let colon = rest.lastIndex(of: ":") {
-            guard let p = Int(rest[rest.index(after: colon)...]), (1...65535).contains(p) else { return nil }
-            port = p
-            rest = rest[..<colon]
-        }
-        guard !rest.isEmpty else { return nil }
-        host = String(rest)
-        self.port = port
-        self.database = database
-        self.password = password
     }
 }

@@ -92,6 +92,14 @@ public struct HappyConfig: Equatable, Sendable {
         /// Run against a Redis that could lose acknowledged writes (no
         /// append-only file synced on every write); off by default.
         public var allowNonDurableRedis = false
+        /// Replicas that must confirm a commit (`WAIT`) before its intents
+        /// are acked; nil: 1 with a Sentinel address, 0 with a plain one.
+        public var minReplicaAcks: Int?
+
+        /// `minReplicaAcks` as it applies to `redis`.
+        public var replicaAcks: Int {
+            minReplicaAcks ?? (RedisTarget(redis)?.usesSentinel == true ? 1 : 0)
+        }
     }
 
     /// Crowd rooms (PROTOCOL.md section 12): tick delivery, presence batches, votes.

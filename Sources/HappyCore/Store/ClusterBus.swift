@@ -44,10 +44,64 @@ public protocol ClusterBus: AnyObject, Sendable {
     /// Why the bus cannot hear other nodes right now (and since when), or
     /// nil while it is connected; read from any thread.
     var linkProblem: String? { get }
+    /// The shared store's primary this node follows, and when it last
+    /// switched; nil when the bus has none to tell. Read from any thread.
+    var followedPrimary: FollowedPrimary? { get }
 }
 
 extension ClusterBus {
     public var linkProblem: String? { nil }
+    public var followedPrimary: FollowedPrimary? { nil }
+}
+
+/// Which primary a node follows (for `/healthz` and `/metrics`).
+public struct FollowedPrimary: Equatable, Sendable {
+    /// `host:port`.
+    public var address: String
+    /// How it was found: `sentinel <master>` or `fixed`.
+    public var source: String
+    /// Times this node moved to another primary since it started.
+    public var switches: Int
+    /// When it last moved (wall clock, ms); nil before the first switch.
+    public var lastSwitchMilliseconds: Int64?
+
+    public init(address: String, source: String, switches: Int = 0, lastSwitchMilliseconds: Int64? = nil) {
+        self.address = address
+        self.source = source
+        self.switches = switches
+        self.lastSwitchMilliseconds = lastSwitchMilliseconds
+    }
+
+    /// One line for `/healthz`.
+    public func healthLine(now: Int64 = SystemTime.wallMilliseconds()) -> String {
+        var line = "redis primary \(address) (\(source))"
+        if let last = lastSwitchMilliseconds {
+            let tenths = max(0, now - last) / 100
+            let ago = "\(tenths / 10).\(tenths % 10)"
+            line += ", switched \(switches) time\(switches == 1 ? "" : "s"), last \(ago) s ago"
+        } else {
+            line += ", never switched"
+        }
+        return line
+    }
+
+    /// Its samples in the Prometheus text format.
+    public var prometheusText: String {
+        // A host name or address holds no quote or backslash to escape.
+        let last = lastSwitchMilliseconds.map { "\($0 / 1000).\(String(1000 + $0 % 1000).dropFirst())" } ?? "0"
+        return """
+            # HELP happy_redis_primary_info The Redis primary this node follows (value 1).
+            # TYPE happy_redis_primary_info gauge
+            happy_redis_primary_info{address="\(address)",source="\(source)"} 1
+            # HELP happy_redis_primary_switches_total Times this node moved to another Redis primary.
+            # TYPE happy_redis_primary_switches_total counter
+            happy_redis_primary_switches_total \(switches)
+            # HELP happy_redis_primary_last_switch_timestamp_seconds When this node last moved to another Redis primary (0: never).
+            # TYPE happy_redis_primary_last_switch_timestamp_seconds gauge
+            happy_redis_primary_last_switch_timestamp_seconds \(last)
+
+            """
+    }
 }
 
 /// The text form of published events: one line each for origin, room, epoch,

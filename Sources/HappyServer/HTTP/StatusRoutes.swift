@@ -33,7 +33,8 @@ final class StatusRoutes {
         router.add(["GET", "HEAD"], .exact("/healthz"), parameters: nil) { [self] in health($0) }
         router.add(["GET"], .exact("/metrics"), parameters: nil) { [self] in
             responder.respond($0, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
-                                               body: Array(MetricsRenderer.render(metrics, gauges()).utf8)))
+                                               body: Array((MetricsRenderer.render(metrics, gauges())
+                                                            + (cluster.followedPrimary?.prometheusText ?? "")).utf8)))
         }
     }
 
@@ -43,15 +44,17 @@ final class StatusRoutes {
         coordinator.healthProblems() + (cluster.linkProblem.map { [$0] } ?? [])
     }
 
-    /// `ok`, or 503 with one line per problem.
+    /// `ok`, or 503 with one line per problem; then the Redis primary followed, in cluster mode.
     private func health(_ exchange: HTTPExchange) {
         let problems = healthProblems()
+        let notes = cluster.followedPrimary.map { [$0.healthLine()] } ?? []
         if problems.isEmpty {
-            responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain", body: Array("ok".utf8)))
+            responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain",
+                                                     body: Array((["ok"] + notes).joined(separator: "\n").utf8)))
         } else {
             responder.respond(exchange, HTTPResponse(
                 status: 503, contentType: "text/plain",
-                body: Array(problems.map { "unavailable: \($0)" }.joined(separator: "\n").utf8)))
+                body: Array((problems.map { "unavailable: \($0)" } + notes).joined(separator: "\n").utf8)))
         }
     }
 

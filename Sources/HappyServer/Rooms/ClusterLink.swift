@@ -34,6 +34,8 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Why the bus cannot hear the other nodes right now, or nil.
     var linkProblem: String? { bus?.linkProblem }
+    /// The Redis primary the bus follows, for `/healthz` and `/metrics`.
+    var followedPrimary: FollowedPrimary? { bus?.followedPrimary }
 
     /// Connects the bus's handlers to the service thread's inbox.
     func start() {
