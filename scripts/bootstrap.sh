@@ -7,7 +7,7 @@ purpose=${1:-build}
 packages=(pkg-config libwebsockets-dev libwebsockets-evlib-ev libev-dev libsqlite3-dev libssl-dev libhiredis-dev libcairo2-dev libdeflate-dev libcurl4-openssl-dev)
 case "$purpose" in
   build) ;;
-  test) packages+=(openssl curl redis-server tmux chromium chromium-driver python3-venv) ;;
+  test) packages+=(openssl curl redis-server redis-sentinel tmux chromium chromium-driver python3-venv) ;;
   bench) packages+=(wrk curl redis-server) ;;
   *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
 esac

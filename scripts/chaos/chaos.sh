@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A chaos run (scripts/chaos/run.py, described in docs/chaos.md) with what it needs: root for
-# the network namespaces, redis-server (scripts/bootstrap.sh test), and a venv in
+# the network namespaces, redis-server and redis-sentinel (scripts/bootstrap.sh test), and a venv in
 # .build/chaos-venv with websockets from PyPI for the clients. The checker's unit tests run first.
 # Usage: scripts/chaos/chaos.sh --server PATH [--seconds N] [--seed N] [other run.py options]
 set -euo pipefail
@@ -11,10 +11,12 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "chaos: must run as root (it creates network namespaces)" >&2
   exit 1
 fi
-if ! command -v redis-server >/dev/null; then
-  echo "chaos: redis-server is missing: scripts/bootstrap.sh test installs it" >&2
-  exit 1
-fi
+for program in redis-server redis-sentinel; do
+  if ! command -v "$program" >/dev/null; then
+    echo "chaos: $program is missing: scripts/bootstrap.sh test installs it" >&2
+    exit 1
+  fi
+done
 
 venv=$root/.build/chaos-venv
 if ! "$venv/bin/python" -c 'import websockets.asyncio.client' 2>/dev/null; then

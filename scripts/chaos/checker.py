@@ -31,6 +31,7 @@ class Report:
         self.healthz_during = defaultdict(Counter)
         self.notes = []
         self.run = ""
+        self.failovers = []      # (fault type, sentinels moved after s, write outage s or None)
 
     def violate(self, category, text):
         self.counts[category] += 1
@@ -53,6 +54,14 @@ class Report:
             timing = (f"{times[0]:6.2f} / {statistics.median(times):6.2f} / {times[-1]:6.2f}" if times else "     - /      - /      -")
             during = ", ".join(f"{status}: {count}" for status, count in sorted(self.healthz_during[kind].items(), key=str))
             lines.append(f"  {kind:<{width}}  {self.faults[kind]:5d}  {timing:>31}  {self.unrecovered[kind]:13d}  {during}")
+        if self.failovers:
+            by_type = Counter(kind for kind, _, _ in self.failovers)
+            lines.append(f"failovers: {len(self.failovers)} ("
+                         + ", ".join(f"{kind} {count}" for kind, count in sorted(by_type.items())) + ")")
+            lines.append("  sentinels named the new primary after (s)   " + spread([m for _, m, _ in self.failovers]))
+            outages = [o for _, _, o in self.failovers if o is not None]
+            lines.append("  write outage per failover (s)                " + spread(outages)
+                         + "  (primary lost -> first ack of an intent sent after it)")
         lines.append("intents:")
         lines.append(f"  sent {c['sent']}, acked {c['acked']}, unavailable {c['unavailable']}, other errors "
                      f"{c['other_errors']}, indeterminate {c['indeterminate']} (never answered: timed out or cut)")
@@ -73,6 +82,9 @@ class Report:
             ("epoch changes seen", "epoch_change"),
             ("faults not recovered from", "not_recovered"),
             ("processes that crashed", "crash"),
+            ("failover faults without a failover", "no_failover"),
+            ("old primaries not rejoined as replicas", "not_rejoined"),
+            ("fewer failovers than asked for", "too_few_failovers"),
             ("nodes not healthy at the end", "unhealthy"),
             ("run did not settle", "not_settled"),
         ]
@@ -92,6 +104,13 @@ class Report:
         return "\n".join(lines)
 
 
+def spread(values):
+    values = sorted(values)
+    if not values:
+        return "min / median / max: -"
+    return f"min / median / max: {values[0]:.2f} / {statistics.median(values):.2f} / {values[-1]:.2f}"
+
+
 def check(records, fault_records, nodes_data):
     """records: the history file's records in order; fault_records: the fault log's;
     nodes_data: {"nodes": {name: {"healthz", "state", "history"}}, "settle": {...}}."""
@@ -104,6 +123,7 @@ def check(records, fault_records, nodes_data):
     check_intents(records, by_seq, report)
     check_readers(records, by_seq, reference, report)
     check_faults(fault_records, nodes_data.get("settle", {}), report)
+    check_failovers(records, fault_records, nodes_data.get("min_failovers", 0), report)
     return report
 
 
@@ -331,6 +351,36 @@ def check_faults(fault_records, settle, report):
         if healthy:
             report.notes.append("every node /healthz 200 within " + ", ".join(
                 f"{n} {t:.1f} s" for n, t in sorted(healthy.items())) + " of the final heal (no restart)")
+
+
+def check_failovers(records, fault_records, min_failovers, report):
+    """Each failover fault ended in a failover whose old primary rejoined as a replica; the
+    write outage of each: from the fault's start to the first ack of an intent sent after it."""
+    sent = {}
+    acks = []   # (time the intent was sent, time its ack came)
+    for record in records:
+        if record.get("role") != "writer":
+            continue
+        if record["kind"] == "send":
+            sent[record["id"]] = record["t"]
+        elif record["kind"] in ("ack", "late_ack") and record["id"] in sent:
+            acks.append((sent[record["id"]], record["t"]))
+    for record in fault_records:
+        if record.get("kind") != "fault" or "failover_to" not in record:
+            continue
+        if record["failover_to"] is None:
+            report.violate("no_failover", f"{record['type']} of {record.get('primary')}: the sentinels named no new "
+                                          f"primary within {record.get('failover_bound')} s")
+            continue
+        start = record["start"]
+        firsts = [acked for sent_at, acked in acks if sent_at >= start]
+        outage = min(firsts) - start if firsts else None
+        report.failovers.append((record["type"], record["failover_after"], outage))
+        if record.get("rejoined") is None:
+            report.violate("not_rejoined", f"{record['primary']} did not rejoin as a replica of {record['failover_to']} "
+                                           f"within {record.get('rejoin_bound')} s of the heal")
+    if len(report.failovers) < min_failovers:
+        report.violate("too_few_failovers", f"{len(report.failovers)} failovers, at least {min_failovers} asked for")
 
 
 def read_jsonl(path):

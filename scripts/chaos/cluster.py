@@ -1,5 +1,6 @@
-"""Redis and the happyserver nodes of a chaos run, each started in its own namespace, and
-the HTTP and Redis probes the harness makes from the clients' namespace."""
+"""Redis (one, or three with three sentinels) and the happyserver nodes of a chaos run, each
+started in its own namespace, and the HTTP and Redis probes the harness makes from the
+clients' namespace."""
 
 import json
 import os
@@ -10,7 +11,16 @@ import time
 import urllib.error
 import urllib.request
 
-from topology import NODE_PORT, REDIS_ADDRESS, REDIS_PORT, call_in_netns
+import resp
+from topology import NODE_PORT, REDIS_ADDRESS, REDIS_PORT, SENTINEL_PORT, call_in_netns
+
+MASTER_NAME = "mymaster"
+# Sentinel: a primary silent for a second is down; a failover may start again 2 x 3 s after
+# the last one began, so back-to-back faults each get theirs.
+DOWN_AFTER_MS = 1000
+FAILOVER_TIMEOUT_MS = 3000
+# An old primary cut from its replicas refuses writes after this many seconds without them.
+MIN_REPLICAS_MAX_LAG = 3
 
 
 class Process:
@@ -64,12 +74,30 @@ class Process:
 class Cluster:
     def __init__(self, topology, run_dir, server, web_root, node_count=3):
         self.topology, self.run_dir = topology, run_dir
-        redis_dir = os.path.join(run_dir, "redis")
-        os.makedirs(redis_dir, exist_ok=True)
-        self.redis = Process("redis", topology.exec_prefix("redis") + [
-            "redis-server", "--bind", "0.0.0.0", "--port", str(REDIS_PORT), "--protected-mode", "no",
-            "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-            "--dir", redis_dir, "--daemonize", "no"], os.path.join(run_dir, "redis.log"))
+        self.sentinel = bool(topology.sentinel_members)
+        # Every Redis-side process by member name: redis, or r1..r3 and s1..s3.
+        self.redis_side = {}
+        if self.sentinel:
+            first = topology.address(topology.redis_members[0])
+            for member in topology.redis_members:
+                config = redis_config(os.path.join(run_dir, member), None if member == "r1" else first)
+                self.redis_side[member] = Process(member, topology.exec_prefix(member) + ["redis-server", config],
+                                                  os.path.join(run_dir, f"{member}.log"))
+            for member in topology.sentinel_members:
+                config = sentinel_config(os.path.join(run_dir, member), first)
+                self.redis_side[member] = Process(member, topology.exec_prefix(member) + ["redis-sentinel", config],
+                                                  os.path.join(run_dir, f"{member}.log"))
+            cluster_redis = "redis+sentinel://" + ",".join(
+                f"{topology.address(m)}:{SENTINEL_PORT}" for m in topology.sentinel_members) + f"/{MASTER_NAME}"
+        else:
+            redis_dir = os.path.join(run_dir, "redis")
+            os.makedirs(redis_dir, exist_ok=True)
+            self.redis_side["redis"] = Process("redis", topology.exec_prefix("redis") + [
+                "redis-server", "--bind", "0.0.0.0", "--port", str(REDIS_PORT), "--protected-mode", "no",
+                "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                "--dir", redis_dir, "--daemonize", "no"], os.path.join(run_dir, "redis.log"))
+            cluster_redis = f"redis://{REDIS_ADDRESS}:{REDIS_PORT}/0"
+        self.redis = self.redis_side.get("redis")
         self.nodes = {}
         for index in range(1, node_count + 1):
             member = f"n{index}"
@@ -77,14 +105,14 @@ class Cluster:
             os.makedirs(os.path.join(node_dir, "data"), exist_ok=True)
             config_path = os.path.join(node_dir, "config.json")
             with open(config_path, "w") as config:
-                json.dump(node_config(node_dir, web_root), config, indent=2)
+                json.dump(node_config(node_dir, web_root, cluster_redis), config, indent=2)
             self.nodes[index] = Process(member, topology.exec_prefix(member) + [server, "--config", config_path],
                                         os.path.join(node_dir, "server.log"))
 
     def stop_all(self, grace=10):
         """Everyone resumed first (a paused Redis would hold the nodes' shutdown), the nodes
         stopped together within one grace period, then Redis."""
-        for process in [self.redis] + list(self.nodes.values()):
+        for process in list(self.redis_side.values()) + list(self.nodes.values()):
             if process.running():
                 process.resume()
         for node in self.nodes.values():
@@ -97,7 +125,8 @@ class Cluster:
                 node.popen.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 node.kill()
-        self.redis.stop(grace)
+        for process in self.redis_side.values():
+            process.stop(grace)
 
     # Probes from the clients' namespace -------------------------------------------------
 
@@ -118,7 +147,69 @@ class Cluster:
         return json.loads(body)
 
     def redis_ready(self):
-        return self.in_clients(redis_ping)
+        if not self.sentinel:
+            return self.in_clients(redis_ping)
+        first = self.topology.redis_members[0]
+        return self.named_primary() == first and all(
+            self.replica_synced(m, first) for m in self.topology.redis_members[1:]) and self.sentinels_in_touch()
+
+    def sentinels_in_touch(self):
+        """Every sentinel knows both replicas and the two other sentinels (a failover needs that)."""
+        for member in self.topology.sentinel_members:
+            reply = self.ask(member, "SENTINEL", "MASTER", MASTER_NAME)
+            fields = dict(zip(reply[::2], reply[1::2])) if isinstance(reply, list) else {}
+            if int(fields.get("num-slaves", 0)) < len(self.topology.redis_members) - 1 \
+                    or int(fields.get("num-other-sentinels", 0)) < len(self.topology.sentinel_members) - 1:
+                return False
+        return True
+
+    # Sentinel ---------------------------------------------------------------------------
+
+    def ask(self, member, *args, timeout=1.0, port=None):
+        """One command to a Redis-side member from the clients' namespace; None when it
+        does not answer (or answers with an error)."""
+        port = port or (SENTINEL_PORT if member.startswith("s") else REDIS_PORT)
+        try:
+            reply = self.in_clients(lambda: resp.command(self.topology.address(member), port, *args, timeout=timeout))
+        except OSError:
+            return None
+        return None if isinstance(reply, resp.RedisError) else reply
+
+    def sentinel_answers(self):
+        """{sentinel: the Redis member it names as primary, or None}."""
+        answers = {}
+        for member in self.topology.sentinel_members:
+            reply = self.ask(member, "SENTINEL", "get-master-addr-by-name", MASTER_NAME, timeout=0.5)
+            answers[member] = self.topology.member_at(reply[0]) if isinstance(reply, list) and len(reply) == 2 else None
+        return answers
+
+    def named_primary(self):
+        """The member most sentinels name, when that is a majority of all sentinels."""
+        votes = {}
+        for named in self.sentinel_answers().values():
+            if named:
+                votes[named] = votes.get(named, 0) + 1
+        best = max(votes.items(), key=lambda item: item[1], default=(None, 0))
+        return best[0] if best[1] * 2 > len(self.topology.sentinel_members) else None
+
+    def role(self, member):
+        reply = self.ask(member, "ROLE", timeout=0.5)
+        return reply if isinstance(reply, list) and reply else None
+
+    def replica_synced(self, member, primary):
+        """member replicates primary and its link is up."""
+        role = self.role(member)
+        return bool(role) and role[0] == "slave" and role[1] == self.topology.address(primary) \
+            and role[3] == "connected"
+
+    def failed_over_from(self, old):
+        """The new primary once every sentinel that answers names one other than old and
+        it answers as a primary; else None."""
+        answers = [named for named in self.sentinel_answers().values() if named]
+        if len(answers) * 2 <= len(self.topology.sentinel_members) or len(set(answers)) != 1 or answers[0] == old:
+            return None
+        role = self.role(answers[0])
+        return answers[0] if role and role[0] == "master" else None
 
     def wait_until(self, condition, timeout, interval=0.2):
         deadline = time.monotonic() + timeout
@@ -129,7 +220,37 @@ class Cluster:
         return condition()
 
 
-def node_config(node_dir, web_root):
+def redis_config(directory, primary_address):
+    """A Redis instance's config file (Sentinel rewrites it when it reconfigures the
+    instance, so a restart keeps its role): append-only synced on every write, writes
+    refused without a replica in sync, and full syncs without the default 5 s delay."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "redis.conf")
+    lines = [f"bind 0.0.0.0", f"port {REDIS_PORT}", "protected-mode no", "daemonize no", f'dir "{directory}"',
+             "appendonly yes", "appendfsync always", 'save ""',
+             "min-replicas-to-write 1", f"min-replicas-max-lag {MIN_REPLICAS_MAX_LAG}",
+             "repl-diskless-sync-delay 0"]
+    if primary_address:
+        lines.append(f"replicaof {primary_address} {REDIS_PORT}")
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    return path
+
+
+def sentinel_config(directory, primary_address):
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "sentinel.conf")
+    lines = [f"port {SENTINEL_PORT}", "bind 0.0.0.0", "protected-mode no", "daemonize no", f'dir "{directory}"',
+             f"sentinel monitor {MASTER_NAME} {primary_address} {REDIS_PORT} 2",
+             f"sentinel down-after-milliseconds {MASTER_NAME} {DOWN_AFTER_MS}",
+             f"sentinel failover-timeout {MASTER_NAME} {FAILOVER_TIMEOUT_MS}",
+             f"sentinel parallel-syncs {MASTER_NAME} 1"]
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    return path
+
+
+def node_config(node_dir, web_root, cluster_redis):
     return {
         "host": "0.0.0.0",
         "port": NODE_PORT,
@@ -139,7 +260,7 @@ def node_config(node_dir, web_root):
         "persistence": {"historyLimit": 1000000},
         "limits": {"intentsPerSecond": 1000, "intentBurst": 1000, "floodLimit": 100000,
                    "historySize": 100000, "maxConnectionsPerAddress": 0},
-        "cluster": {"redis": f"redis://{REDIS_ADDRESS}:{REDIS_PORT}/0"},
+        "cluster": {"redis": cluster_redis},
         "log": {"level": "info"},
     }
 

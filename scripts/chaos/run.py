@@ -1,5 +1,6 @@
-"""A chaos run: Redis and three happyserver nodes in network namespaces, writers and readers
-spread over the nodes, a seeded random schedule of faults, then the checker's verdict.
+"""A chaos run: Redis (one primary, two replicas and three sentinels, or with --topology single
+one Redis) and three happyserver nodes in network namespaces, writers and readers spread over
+the nodes, a seeded random schedule of faults, then the checker's verdict.
 
 Usage (as root): run.py --server .build/release/happyserver [--seconds 120] [--seed N]
 Exit status: 0 when every invariant held, 1 on a violation, 2 when the run itself failed
@@ -25,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOM = "chaos"
 RECOVERY_BOUND = 60.0     # after a heal, the affected nodes must ack again within this
 SETTLE_BOUND = 90.0       # after the schedule, every node healthy and at the same seq within this
+REJOIN_BOUND = 30.0       # after a failover's heal, the old primary replicates the new one within this
 HISTORY_PAGE = 1000
 
 
@@ -37,7 +39,7 @@ class Run:
         os.makedirs(self.run_dir, exist_ok=True)
         self.history_path = os.path.join(self.run_dir, "history.jsonl")
         self.faults_path = os.path.join(self.run_dir, "faults.jsonl")
-        self.topology = Topology(self.prefix)
+        self.topology = Topology(self.prefix, sentinel=args.topology == "sentinel")
         self.cluster = None
         self.workload = None
         self.tail = HistoryTail(self.history_path)
@@ -54,9 +56,11 @@ class Run:
         self.log(f"seed {args.seed}, {args.seconds} s of faults, server {args.server}, run folder {self.run_dir}")
         self.topology.create()
         self.cluster = Cluster(self.topology, self.run_dir, args.server, args.web_root)
-        self.cluster.redis.start()
-        if not self.cluster.wait_until(self.cluster.redis_ready, 30):
-            raise RuntimeError("Redis did not answer PING within 30 s (see redis.log)")
+        for process in self.cluster.redis_side.values():
+            process.start()
+        if not self.cluster.wait_until(self.cluster.redis_ready, 60):
+            raise RuntimeError("Redis not ready within 60 s: no PING answer, or replicas and sentinels not "
+                               "all in touch (see the redis and r*/s* logs)")
         for node in self.cluster.nodes.values():
             node.start()
         for index in self.cluster.nodes:
@@ -67,7 +71,8 @@ class Run:
             raise RuntimeError("the writers got no ack from every node within 60 s of starting")
         self.log("cluster up, writers acked on every node; faults start")
 
-        schedule = faults.Schedule(self.rng, len(self.cluster.nodes))
+        kinds = args.faults.split(",") if args.faults else None
+        schedule = faults.Schedule(self.rng, len(self.cluster.nodes), kinds, sentinel=self.cluster.sentinel)
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
             self.one_fault(schedule.next())
@@ -107,19 +112,37 @@ class Run:
             time.sleep(0.2)
         return False
 
+    def watch(self, fault, until):
+        """Sleeps until `until`, meanwhile noting when the sentinels name a new primary."""
+        watching = self.cluster.sentinel and fault.kind in faults.PRIMARY_LOSS_TYPES and fault.target == "primary"
+        while True:
+            if watching and fault.failover is None:
+                new = self.cluster.failed_over_from(fault.primary)
+                if new:
+                    fault.failover = (new, time.time() - fault.start)
+                    self.log(f"failover: the sentinels name {new} {fault.failover[1]:.2f} s after the fault began")
+            left = until() - time.time()
+            if left <= 0:
+                return
+            time.sleep(min(0.2, left))
+
     def one_fault(self, fault):
         affected = fault.affected_nodes(len(self.cluster.nodes))
         faults.inject(fault, self.topology, self.cluster)
         self.log(f"fault: {fault.describe()}")
-        time.sleep(fault.duration * 0.75)
+        self.watch(fault, lambda: fault.start + fault.duration * 0.75)
         # What the affected nodes say about themselves late in the fault (time to notice it).
         during = {f"n{i}": self.cluster.healthz(i, timeout=1.0) for i in affected}
-        time.sleep(max(0.0, fault.start + fault.duration - time.time()))
+        self.watch(fault, lambda: fault.start + fault.duration)
+        if fault.kind in faults.FAILOVER_TYPES:
+            # Held until the sentinels moved, so each of these ends in a failover.
+            self.watch(fault, lambda: fault.start + faults.FAILOVER_BOUND if fault.failover is None else 0)
         faults.heal(fault, self.topology, self.cluster)
         recovered = None
         healthy = set()
         deadline = time.monotonic() + RECOVERY_BOUND
         while time.monotonic() < deadline:
+            self.watch(fault, lambda: 0)
             for i in affected:
                 if i not in healthy and self.cluster.healthz(i, timeout=1.0)[0] == 200:
                     healthy.add(i)
@@ -131,14 +154,37 @@ class Run:
             time.sleep(0.1)
         self.log(f"healed; recovered in {recovered:.2f} s" if recovered is not None
                  else f"healed; NOT recovered within {RECOVERY_BOUND:.0f} s")
+        extra = {}
+        if fault.primary:
+            extra["primary"] = fault.primary
+            extra["member"] = fault.member
+        if fault.failover:
+            extra["failover_to"], extra["failover_after"] = fault.failover
+            extra["rejoined"] = self.wait_rejoined(fault)
+            extra["rejoin_bound"] = REJOIN_BOUND
+        elif fault.kind in faults.FAILOVER_TYPES:
+            extra["failover_to"] = None
+            extra["failover_bound"] = faults.FAILOVER_BOUND
         self.record_fault(kind="fault", type=fault.kind, target=fault.target, start=fault.start,
                           heal=fault.heal, nodes=affected, recovery=recovered, bound=RECOVERY_BOUND,
-                          healthz_during={k: {"status": v[0], "body": v[1][:200]} for k, v in during.items()})
+                          healthz_during={k: {"status": v[0], "body": v[1][:200]} for k, v in during.items()},
+                          **extra)
+
+    def wait_rejoined(self, fault):
+        """Seconds after the heal until the old primary replicates the new one; None if not
+        within REJOIN_BOUND."""
+        old, new = fault.primary, fault.failover[0]
+        if self.cluster.wait_until(lambda: self.cluster.replica_synced(old, new), REJOIN_BOUND):
+            seconds = time.time() - fault.heal
+            self.log(f"{old} rejoined as a replica of {new} {seconds:.2f} s after the heal")
+            return seconds
+        self.log(f"{old} did NOT rejoin as a replica of {new} within {REJOIN_BOUND:.0f} s")
+        return None
 
     def check_processes(self):
         """A node or Redis that exited by itself crashed: that is recorded (a violation) and
         it is started again so the run goes on."""
-        for name, process in [("redis", self.cluster.redis)] + [(f"n{i}", p) for i, p in self.cluster.nodes.items()]:
+        for name, process in list(self.cluster.redis_side.items()) + [(f"n{i}", p) for i, p in self.cluster.nodes.items()]:
             if not process.running():
                 self.log(f"{name} exited by itself (status {process.popen.returncode}); starting it again")
                 self.record_fault(kind="crash", target=name, status=process.popen.returncode, t=time.time())
@@ -189,7 +235,8 @@ class Run:
             nodes[f"n{i}"] = entry
         with open(os.path.join(self.run_dir, "nodes.json"), "w") as out:
             json.dump({"settle": settled, "nodes": nodes, "seed": self.args.seed,
-                       "seconds": self.args.seconds, "server": self.args.server}, out)
+                       "seconds": self.args.seconds, "server": self.args.server,
+                       "topology": self.args.topology, "min_failovers": self.args.min_failovers}, out)
 
     def read_history(self, index):
         first_page = self.cluster.get_json(index, f"/api/history?room={ROOM}&since=0&limit={HISTORY_PAGE}")
@@ -257,6 +304,11 @@ def main():
     parser.add_argument("--server", required=True, help="the happyserver binary")
     parser.add_argument("--seconds", type=float, default=120, help="how long faults are injected (default 120)")
     parser.add_argument("--seed", type=int, default=None, help="replays a run's schedule (default: random)")
+    parser.add_argument("--topology", choices=["sentinel", "single"], default="sentinel",
+                        help="sentinel (default): a primary, two replicas and three sentinels; single: one Redis")
+    parser.add_argument("--faults", help="comma-separated fault kinds to draw from (default: every kind of the topology)")
+    parser.add_argument("--min-failovers", type=int, default=0,
+                        help="a violation unless at least this many failovers happened (Sentinel)")
     parser.add_argument("--writers", type=int, default=6)
     parser.add_argument("--readers", type=int, default=3)
     parser.add_argument("--rate", type=float, default=4.0, help="intents per second per writer (default 4)")
@@ -274,6 +326,11 @@ def main():
     args.web_root = os.path.abspath(args.web_root)
     if os.geteuid() != 0:
         sys.exit("chaos: must run as root (it creates network namespaces)")
+    known = faults.SENTINEL_TYPES if args.topology == "sentinel" else faults.FAULT_TYPES
+    unknown = [kind for kind in (args.faults or "").split(",") if kind and kind not in known]
+    if unknown:
+        sys.exit(f"chaos: unknown fault kinds for the {args.topology} topology: {', '.join(unknown)} "
+                 f"(known: {', '.join(known)})")
     if not os.access(args.server, os.X_OK):
         sys.exit(f"chaos: no happyserver at {args.server}")
 

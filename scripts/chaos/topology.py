@@ -1,6 +1,7 @@
-"""The chaos run's network: one namespace each for Redis, three nodes and the clients,
-joined by veth pairs to a bridge that lives in a namespace of its own, so the root
-namespace gains no links or routes. Faults are tc rules on these links only."""
+"""The chaos run's network: one namespace each for Redis (one, or three with three
+sentinels), three nodes and the clients, joined by veth pairs to a bridge that lives in a
+namespace of its own, so the root namespace gains no links or routes. Faults are tc rules
+on these links only."""
 
 import ctypes
 import os
@@ -12,6 +13,7 @@ REDIS_ADDRESS = f"{SUBNET}.2"
 CLIENTS_ADDRESS = f"{SUBNET}.100"
 NODE_PORT = 8080
 REDIS_PORT = 6379
+SENTINEL_PORT = 26379
 # The slow link: 1 Mbit/s with a queue of 30 packets, up to ~0.35 s of queueing delay.
 SLOW_RATE = "1mbit"
 SLOW_QUEUE_PACKETS = 30
@@ -30,12 +32,16 @@ def run(command, check=True):
 
 
 class Topology:
-    """Namespaces are named <prefix>-<member>; members: br, redis, n1..n3, cli."""
+    """Namespaces are named <prefix>-<member>; members: br, the Redis side (`redis`, or
+    r1..r3 and s1..s3 with sentinels), n1..n3, cli."""
 
-    def __init__(self, prefix, node_count=3):
+    def __init__(self, prefix, node_count=3, sentinel=False):
         self.prefix = prefix
         self.node_count = node_count
-        self.members = ["redis"] + [f"n{i}" for i in range(1, node_count + 1)] + ["cli"]
+        self.redis_members = ["r1", "r2", "r3"] if sentinel else ["redis"]
+        self.sentinel_members = ["s1", "s2", "s3"] if sentinel else []
+        self.members = (self.redis_members + self.sentinel_members
+                        + [f"n{i}" for i in range(1, node_count + 1)] + ["cli"])
         self.created = []
         self.has_netem = False
 
@@ -43,11 +49,20 @@ class Topology:
         return f"{self.prefix}-{member}"
 
     def address(self, member):
+        """redis and r1 .2, r2 .3, r3 .4; s1..s3 .5-.7; nodes .11-.13; clients .100."""
         if member == "redis":
             return REDIS_ADDRESS
         if member == "cli":
             return CLIENTS_ADDRESS
-        return node_address(int(member[1:]))
+        index = int(member[1:])
+        if member[0] == "r":
+            return f"{SUBNET}.{1 + index}"
+        if member[0] == "s":
+            return f"{SUBNET}.{4 + index}"
+        return node_address(index)
+
+    def member_at(self, address):
+        return next((m for m in self.members if self.address(m) == address), None)
 
     def bridge_port(self, member):
         """The bridge-side end of a member's veth (the member's own end is eth0)."""
@@ -113,6 +128,26 @@ class Topology:
             self.shape(tc, "eth0")
             tc("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
                "u32", "match", "ip", "dst", f"{self.address(there)}/32", "flowid", "1:2")
+
+    def cut_off(self, member, others=None):
+        """Drops every IPv4 packet between member and each of others, both ways; others
+        None: everyone (all of member's traffic, at both ends of its link)."""
+        if others is None:
+            for tc, device in ((lambda *args: self.tc(member, *args), "eth0"),
+                               (lambda *args: self.tc_bridge(*args), self.bridge_port(member))):
+                self.shape(tc, device)
+                tc("filter", "add", "dev", device, "parent", "1:", "protocol", "ip", "prio", "1",
+                   "u32", "match", "u32", "0", "0", "flowid", "1:2")
+            return
+        own = lambda *args: self.tc(member, *args)
+        self.shape(own, "eth0")
+        for other in others:
+            own("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+                "u32", "match", "ip", "dst", f"{self.address(other)}/32", "flowid", "1:2")
+            theirs = lambda *args, other=other: self.tc(other, *args)
+            self.shape(theirs, "eth0")
+            theirs("filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+                   "u32", "match", "ip", "dst", f"{self.address(member)}/32", "flowid", "1:2")
 
     def slow_and_lossy(self, member, loss_percent=20):
         """Both directions of member's link (its eth0 and the bridge's port): 200 ms ± 100 ms
