@@ -10,9 +10,11 @@ SWIFT_BUILD_FLAGS ?=
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
-# make chaos: seconds of faults, and the seed of the schedule (random: a new one, printed).
+# make chaos: seconds of faults, the seed of the schedule (random: a new one, printed), and
+# the Redis side: sentinel (a primary, two replicas, three sentinels) or single (one Redis).
 CHAOS_SECONDS ?= 120
 CHAOS_SEED ?= random
+CHAOS_TOPOLOGY ?= sentinel
 CHAOS_PLANTED_SECONDS ?= 30
 FUZZ_RUNS ?= 100000
 
@@ -31,8 +33,10 @@ help:
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
-	@echo "make chaos  3 nodes and Redis in network namespaces under random faults, then a checker's verdict (root; CHAOS_SECONDS, CHAOS_SEED)"
-	@echo "make chaos-planted  the same against a node that acks before Redis records: passes only if the checker catches it"
+	@echo "make chaos  3 nodes and Redis with Sentinel in network namespaces under random faults and failovers, then a checker's verdict"
+	@echo "            (root; CHAOS_SECONDS, CHAOS_SEED, CHAOS_TOPOLOGY=sentinel|single)"
+	@echo "make chaos-planted  the same against a node that acks before Redis records, then one that acks before its"
+	@echo "            replicas confirm (WAIT): passes only if the checker catches both"
 	@echo "make clean  remove build products"
 
 bootstrap-build:
@@ -62,7 +66,7 @@ test: bootstrap-test
 	@for target in $(TEST_TARGETS); do \
 	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \
 	done
-	scripts/chaos/chaos.sh --server $$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver --seconds 60
+	scripts/chaos/chaos.sh --server $$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver --seconds 60 --min-failovers 1
 	scripts/check-gates.sh $(SWIFT_BUILD_FLAGS)
 	scripts/browser-tests.sh
 	scripts/fuzz.sh $(FUZZ_RUNS)
@@ -123,13 +127,18 @@ bench-history: bootstrap-bench release
 # Jepsen-style run: see docs/chaos.md. Needs root (network namespaces).
 chaos: bootstrap-test
 	swift build -c release --product happyserver $(SWIFT_BUILD_FLAGS)
-	scripts/chaos/chaos.sh --server .build/release/happyserver --seconds $(CHAOS_SECONDS) \
+	scripts/chaos/chaos.sh --server .build/release/happyserver --seconds $(CHAOS_SECONDS) --topology $(CHAOS_TOPOLOGY) \
 	  $(if $(filter random,$(CHAOS_SEED)),,--seed $(CHAOS_SEED))
 
-# The checker must catch a node built to ack intents before Redis records them.
+# The checker must catch a node built to ack intents before Redis records them, and one built
+# to ack them before the replicas confirm them, run through primary kills and cuts.
 chaos-planted: bootstrap-test
 	swift build --product happyserver --scratch-path .build/planted -Xswiftc -DHAPPY_PLANTED_EARLY_ACK $(SWIFT_BUILD_FLAGS)
-	scripts/chaos/chaos.sh --server .build/planted/debug/happyserver --seconds $(CHAOS_PLANTED_SECONDS) \
+	scripts/chaos/chaos.sh --server .build/planted/debug/happyserver --seconds $(CHAOS_PLANTED_SECONDS) --topology single \
+	  --expect-violation lost $(if $(filter random,$(CHAOS_SEED)),,--seed $(CHAOS_SEED))
+	swift build --product happyserver --scratch-path .build/planted-wait -Xswiftc -DHAPPY_PLANTED_ACK_BEFORE_WAIT $(SWIFT_BUILD_FLAGS)
+	scripts/chaos/chaos.sh --server .build/planted-wait/debug/happyserver --seconds $(CHAOS_PLANTED_SECONDS) \
+	  --faults primary-kill,primary-partition,primary-split \
 	  --expect-violation lost $(if $(filter random,$(CHAOS_SEED)),,--seed $(CHAOS_SEED))
 
 bootstrap-bench:

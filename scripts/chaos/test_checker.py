@@ -174,5 +174,32 @@ class UnrecoveredFaultIsCaught(unittest.TestCase):
         self.assertEqual(report.recovery["node-kill"], [1.5])
 
 
+class Failovers(unittest.TestCase):
+    def failover(self, start, kind="primary-kill", to="r2", rejoined=9.5):
+        return {"kind": "fault", "type": kind, "target": "primary", "start": start, "heal": start + 5,
+                "nodes": [1, 2, 3], "recovery": 0.2, "bound": 60, "healthz_during": {}, "primary": "r1",
+                "failover_to": to, "failover_after": 2.5, "rejoined": rejoined, "rejoin_bound": 30}
+
+    def test_outage_is_measured_to_the_first_ack_of_an_intent_sent_after_the_death(self):
+        run = clean_scenario()
+        run.reader_saw(range(1, len(run.events) + 1))
+        death = run.clock
+        run.answered("w1-7", "c3", "unavailable")   # sent 0.1 s after the death, refused
+        run.acked("w1-8", "c3")                     # sent 0.3 s after it, acked at 0.4 s
+        report = checker.check(run.records, [self.failover(death)], run.nodes())
+        self.assertEqual(len(report.failovers), 1)
+        self.assertAlmostEqual(report.failovers[0][2], 0.4, places=3)
+        self.assertIn("failovers: 1 (primary-kill 1)", report.table())
+
+    def test_a_missing_failover_or_rejoin_and_too_few_failovers_are_caught(self):
+        run = clean_scenario()
+        run.reader_saw(range(1, len(run.events) + 1))
+        nodes = run.nodes()
+        nodes["min_failovers"] = 3
+        faults = [self.failover(1, rejoined=None), self.failover(2, kind="primary-split", to=None)]
+        report = checker.check(run.records, faults, nodes)
+        self.assertEqual(report.categories(), {"not_rejoined", "no_failover", "too_few_failovers"}, report.table())
+
+
 if __name__ == "__main__":
     unittest.main()
