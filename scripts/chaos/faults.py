@@ -36,6 +36,7 @@ class Fault:
         self.kind, self.target, self.duration = kind, target, duration
         self.start = self.heal = None
         self.primary = None        # the primary when the fault began (Sentinel)
+        self.member = None         # the Redis-side member it acts on, once it began
         self.failover = None       # (new primary, seconds after the start) once the sentinels moved
 
     def affected_nodes(self, node_count):
@@ -45,8 +46,8 @@ class Fault:
 
     def describe(self):
         where = self.target
-        if self.primary and self.target in ("primary", "redis"):
-            where = f"{self.target} ({self.primary})"
+        if self.member and self.member != self.target:
+            where = f"{self.target} ({self.member})"
         return f"{self.kind} {where} for {self.duration:.1f} s"
 
 
