@@ -377,7 +377,7 @@ def check_failovers(records, fault_records, min_failovers, report):
         outage = min(firsts) - start if firsts else None
         report.failovers.append((record["type"], record["failover_after"], outage))
         if record.get("rejoined") is None:
-            report.violate("not_rejoined", f"{record['primary']} did not rejoin as a replica of {record['failover_to']} "
+            report.violate("not_rejoined", f"{record['primary']} did not rejoin as a replica of the new primary "
                                            f"within {record.get('rejoin_bound')} s of the heal")
     if len(report.failovers) < min_failovers:
         report.violate("too_few_failovers", f"{len(report.failovers)} failovers, at least {min_failovers} asked for")

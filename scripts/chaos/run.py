@@ -171,14 +171,22 @@ class Run:
                           **extra)
 
     def wait_rejoined(self, fault):
-        """Seconds after the heal until the old primary replicates the new one; None if not
-        within REJOIN_BOUND."""
-        old, new = fault.primary, fault.failover[0]
-        if self.cluster.wait_until(lambda: self.cluster.replica_synced(old, new), REJOIN_BOUND):
+        """Seconds after the heal until the old primary replicates the primary the sentinels
+        name then (a second failover may have followed the first); None if not within
+        REJOIN_BOUND."""
+        old = fault.primary
+        current = {}
+
+        def rejoined():
+            current["primary"] = self.cluster.named_primary()
+            return current["primary"] not in (None, old) and self.cluster.replica_synced(old, current["primary"])
+
+        if self.cluster.wait_until(rejoined, REJOIN_BOUND):
             seconds = time.time() - fault.heal
-            self.log(f"{old} rejoined as a replica of {new} {seconds:.2f} s after the heal")
+            self.log(f"{old} rejoined as a replica of {current['primary']} {seconds:.2f} s after the heal")
             return seconds
-        self.log(f"{old} did NOT rejoin as a replica of {new} within {REJOIN_BOUND:.0f} s")
+        self.log(f"{old} did NOT rejoin as a replica of the primary ({current.get('primary')}) "
+                 f"within {REJOIN_BOUND:.0f} s")
         return None
 
     def check_processes(self):
