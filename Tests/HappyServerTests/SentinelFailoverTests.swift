@@ -7,8 +7,9 @@ import XCTest
 /// gap-free, and a commit in doubt during the switch is settled exactly once.
 final class SentinelFailoverTests: XCTestCase {
     private static var fastLimits: [String: Any] { ["intentsPerSecond": 10_000, "intentBurst": 10_000] }
-    /// The target is 5 s as a median; one failover on a busy machine gets twice that.
-    private static let outageBound = 10.0
+    /// The target is a median of 5 s, mostly Sentinel's own time; one failover gets three
+    /// times that, since a split vote among the sentinels alone adds 6 s (2 x failover-timeout).
+    private static let outageBound = 15.0
 
     private func node(_ group: SentinelGroup) throws -> ServerProcess {
         try ServerProcess(["cluster": ["redis": group.url], "limits": Self.fastLimits])
