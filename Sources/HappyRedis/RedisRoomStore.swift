@@ -174,9 +174,12 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     static func outboxKey(_ webhook: Int) -> String { "happy:webhook:\(webhook)" }
 
     /// Forgets a room's state and events. Nodes that hold it find out at
-    /// their next commit (a conflict with no room: a new epoch).
+    /// their next commit (a conflict with no room: a new epoch). With replica
+    /// acks, only once the replicas have the deletion too (or a failover
+    /// would bring the room back).
     public func deleteRoom(named name: String) throws(StoreError) {
         _ = try connection.command(["DEL", Self.roomKey(name), Self.eventsKey(name)])
+        try RedisReplication.confirm(on: connection, serial: connection.serial, replicas: replicaAcks, fence: false)
     }
 
     /// Loads a room, creating it first when Redis has none: nodes opening a
