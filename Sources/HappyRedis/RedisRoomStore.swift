@@ -40,6 +40,10 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// History reads come from another thread while a commit may be under way.
     let reads: RedisReadConnection
     private var scriptSHA: String?
+    /// Each webhook's URL and outbox stream, by its index in the configuration.
+    private let webhookURLs: [String]
+    private let outboxKeys: [String]
+    private let webhookRouting: WebhookRouting
     /// Tells this process's commit tokens from those of an earlier run with the same node id.
     private let instance = Identifiers.newEpoch()
 
@@ -55,13 +59,15 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
         """
 
-    /// KEYS: room, events. ARGV: epoch, base seq, seq, scene, events kept,
-    /// channel ('': publish nothing), message, token, then (seq, event,
-    /// label) for each event.
+    /// KEYS: room, events, then the webhook outbox of each delivery.
+    /// ARGV: epoch, base seq, seq, scene, events kept, channel ('': publish
+    /// nothing), message, token, the number of events, then (seq, event,
+    /// label) for each event, then each delivery (its outbox is its key).
     static let commitScript = entryFieldFunction + """
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
         local base = tonumber(ARGV[2])
+        local count = tonumber(ARGV[9])
         if epoch then
           if epoch ~= ARGV[1] or seq ~= base then return 0 end
         else
@@ -69,11 +75,14 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
           -- A new epoch: its past starts at seq 0, this scene when nothing happened yet.
           redis.call('DEL', KEYS[2])
           redis.call('HSET', KEYS[1], 'first', '1')
-          if #ARGV < 9 then redis.call('HSET', KEYS[1], 'baseScene', ARGV[4]) end
+          if count == 0 then redis.call('HSET', KEYS[1], 'baseScene', ARGV[4]) end
         end
         redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', ARGV[3], 'scene', ARGV[4], 'commit', ARGV[8])
-        for i = 9, #ARGV - 2, 3 do
+        for i = 10, 9 + 3 * count, 3 do
           redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1], 's', ARGV[i + 2], 't', ARGV[8])
+        end
+        for k = 3, #KEYS do
+          redis.call('XADD', KEYS[k], '*', 'd', ARGV[7 + 3 * count + k])
         end
         local keep = tonumber(ARGV[5])
         if redis.call('XLEN', KEYS[2]) > keep then
@@ -89,28 +98,43 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
           end
           redis.call('XTRIM', KEYS[2], 'MAXLEN', keep)
         end
-        if #ARGV >= 9 and ARGV[6] ~= '' then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
+        if count > 0 and ARGV[6] ~= '' then redis.call('PUBLISH', ARGV[6], ARGV[7]) end
         return 1
         """
 
     /// The scene of a room nobody has used yet.
     public let defaults: Scene
 
+    /// KEYS: room, events, then the outbox of each webhook told of new rooms.
+    /// ARGV: epoch, scene, the `room.created` delivery.
     static let createScript = """
         if redis.call('EXISTS', KEYS[1]) == 0 then
           redis.call('DEL', KEYS[2])
           redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'seq', '0', 'scene', ARGV[2],
                      'first', '1', 'baseScene', ARGV[2])
+          for k = 3, #KEYS do redis.call('XADD', KEYS[k], '*', 'd', ARGV[3]) end
         end
         return 1
+        """
+
+    /// KEYS: an outbox per delivery; ARGV: the deliveries.
+    static let enqueueScript = """
+        for k = 1, #KEYS do redis.call('XADD', KEYS[k], '*', 'd', ARGV[k]) end
+        return #KEYS
         """
 
     /// `historySize`: events a resume may replay; `historyLimit`: events kept for history and replay.
     /// Unless `allowNonDurable`, Redis must keep every acknowledged write
     /// (see `checkDurability`). `replicaAcks`: replicas that confirm each commit.
+    /// `webhooks`: the configuration's, whose outboxes are kept here (by URL, so
+    /// every node's deliveries for one receiver share one outbox).
     public init(endpoint: RedisEndpoint, nodeID: String, historySize: Int, defaults: Scene,
-                historyLimit: Int = 100_000, allowNonDurable: Bool = false, replicaAcks: Int = 0) throws(StoreError) {
+                historyLimit: Int = 100_000, allowNonDurable: Bool = false, replicaAcks: Int = 0,
+                webhooks: [HappyConfig.Webhook] = []) throws(StoreError) {
         self.endpoint = endpoint
+        webhookURLs = webhooks.map(\.url)
+        outboxKeys = webhooks.map { RedisWebhookOutbox.key(url: $0.url) }
+        webhookRouting = WebhookRouting(webhooks)
         self.nodeID = nodeID
         self.historySize = historySize
         self.historyLimit = historyLimit
@@ -159,19 +183,29 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         scriptSHA = sha
     }
 
-    /// Webhooks in cluster mode keep their outbox in Redis.
+    /// Queues deliveries no commit carries, in one script.
     public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
-        for delivery in deliveries {
-            _ = try connection.command(bytes: [Array("RPUSH".utf8), Array(Self.outboxKey(delivery.webhook).utf8),
-                                                delivery.json])
+        guard !deliveries.isEmpty else { return }
+        let keys = try deliveries.map { delivery throws(StoreError) in try outboxKey(delivery.webhook) }
+        let reply = try connection.command(bytes: [Array("EVAL".utf8), Array(Self.enqueueScript.utf8),
+                                                    Array(String(keys.count).utf8)]
+                                           + keys.map { Array($0.utf8) } + deliveries.map(\.json))
+        if case .error(let message) = reply {
+            throw StoreError(.io, "Redis at \(connection.url.address) refused webhook deliveries: \(message)")
         }
     }
 
+    /// The outboxes in Redis, shared by every node; one node sends each webhook's (its lease).
     public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
-        throw StoreError(.setup, "webhooks are not available in cluster mode yet")
+        RedisWebhookOutbox(endpoint: endpoint, urls: webhookURLs)
     }
 
-    static func outboxKey(_ webhook: Int) -> String { "happy:webhook:\(webhook)" }
+    private func outboxKey(_ webhook: Int) throws(StoreError) -> String {
+        guard outboxKeys.indices.contains(webhook) else {
+            throw StoreError(.io, "no webhook \(webhook): the store was opened with \(outboxKeys.count)")
+        }
+        return outboxKeys[webhook]
+    }
 
     /// Forgets a room's state and events. Nodes that hold it find out at
     /// their next commit (a conflict with no room: a new epoch). With replica
@@ -198,10 +232,14 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     private func readRoom(named name: String) throws(StoreError) -> StoredRoom? {
         var fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
         if fields.count == 3, fields[0].text == nil {
+            let epoch = Identifiers.newEpoch()
+            let told = webhookRouting.webhooks(for: .roomCreated).map { outboxKeys[$0] }
             try connection.command(bytes: [
-                Array("EVAL".utf8), Array(Self.createScript.utf8), Array("2".utf8),
+                Array("EVAL".utf8), Array(Self.createScript.utf8), Array(String(2 + told.count).utf8),
                 Array(Self.roomKey(name).utf8), Array(Self.eventsKey(name).utf8),
-                Array(Identifiers.newEpoch().utf8), ServerMessageEncoder.sceneJSON(defaults),
+            ] + told.map { Array($0.utf8) } + [
+                Array(epoch.utf8), ServerMessageEncoder.sceneJSON(defaults),
+                WebhookEncoder.created(room: name, epoch: epoch, time: SystemTime.wallMilliseconds()),
             ])
             fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
         }
@@ -346,17 +384,22 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         if scriptSHA == nil { try loadScript() }
         // With replica acks, the events are published once confirmed (in `commit`).
         let publishes = replicaAcks == 0
+        let outboxes = try commit.deliveries.map { delivery throws(StoreError) in try outboxKey(delivery.webhook) }
         var arguments: [[UInt8]] = [
-            Array("EVALSHA".utf8), Array(scriptSHA!.utf8), Array("2".utf8),
+            Array("EVALSHA".utf8), Array(scriptSHA!.utf8), Array(String(2 + outboxes.count).utf8),
             Array(Self.roomKey(commit.room).utf8), Array(Self.eventsKey(commit.room).utf8),
+        ]
+        arguments += outboxes.map { Array($0.utf8) }
+        arguments += [
             Array(commit.epoch.utf8), Array(String(commit.baseSeq).utf8), Array(String(commit.seq).utf8),
             ServerMessageEncoder.sceneJSON(commit.scene), Array(String(eventsKept).utf8),
             publishes ? Array(Self.channel(commit.room).utf8) : [], publishes ? message(commit) : [],
-            Array(token.utf8),
+            Array(token.utf8), Array(String(commit.events.count).utf8),
         ]
         for event in commit.events {
             arguments += [Array(String(event.seq).utf8), event.json, Array(event.dragonStatus.utf8)]
         }
+        arguments += commit.deliveries.map(\.json)
         var reply: RedisValue?
         for attempt in 0..<2 where reply == nil {
             switch connection.send(bytes: arguments) {

@@ -108,7 +108,7 @@ func openStore(_ config: HappyConfig, endpoint: (any RedisEndpoint)?, logger: Lo
         let store = try RedisRoomStore(endpoint: endpoint, nodeID: nodeID, historySize: config.limits.historySize,
                                        defaults: config.sceneRules.defaults, historyLimit: config.persistence.historyLimit,
                                        allowNonDurable: config.cluster.allowNonDurableRedis,
-                                       replicaAcks: config.cluster.replicaAcks)
+                                       replicaAcks: config.cluster.replicaAcks, webhooks: config.webhooks)
         let url = endpoint.current.url
         logger.info("store opened", ["redis": "\(url.host):\(url.port)/\(url.database)", "node": nodeID,
                                      "replicaAcks": "\(config.cluster.replicaAcks)"])

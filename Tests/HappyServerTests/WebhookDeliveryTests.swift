@@ -125,6 +125,72 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertLessThan(slow.p99, 1.0)
     }
 
+    // MARK: two nodes sharing Redis
+
+    private func clusterNodes(_ redis: RedisProcess, _ receiver: WebhookReceiver, events: [String]) throws -> [ServerProcess] {
+        try (0..<2).map { _ in
+            try ServerProcess([
+                "cluster": ["redis": redis.url],
+                "webhooks": [["url": receiver.url, "events": events, "secret": secret]],
+                "limits": ["intentsPerSecond": 1000, "intentBurst": 1000],
+            ])
+        }
+    }
+
+    /// Deliveries by id, and the ids that came more than once.
+    private func duplicates(_ receiver: WebhookReceiver) -> [String] {
+        var counts: [String: Int] = [:]
+        for delivery in receiver.deliveries { counts[delivery["id"]?.stringValue ?? "", default: 0] += 1 }
+        return counts.filter { $0.value > 1 }.map(\.key).sorted()
+    }
+
+    func testTwoNodesDeliverEachDeliveryOnce() throws {
+        let redis = try RedisProcess()
+        let receiver = try WebhookReceiver(secret: secret)
+        let nodes = try clusterNodes(redis, receiver, events: ["room.created", "presence.joined", "event"])
+        let (first, _) = try TestClient.join(nodes[0], room: "shared", name: "one")
+        let (second, _) = try TestClient.join(nodes[1], room: "shared", name: "two")
+        for value in 1...20 {
+            try acked(first, value, id: "a\(value)")
+            try acked(second, value + 50, id: "b\(value)")
+        }
+        let seqs = try eventually(seconds: 30) { () -> [Int]? in
+            let seqs = eventSeqs(receiver)
+            return seqs.count >= 40 ? seqs : nil
+        }
+        Thread.sleep(forTimeInterval: 1) // anything sent twice would have come by now
+        XCTAssertEqual(seqs, Array(1...40), "every event, in order")
+        XCTAssertEqual(duplicates(receiver), [], "each delivery once")
+        let types = receiver.deliveries.compactMap { $0["type"]?.stringValue }
+        XCTAssertEqual(types.filter { $0 == "room.created" }.count, 1, "one creation, whichever node made it")
+        XCTAssertEqual(Set(receiver.deliveries.filter { $0["type"]?.stringValue == "presence.joined" }
+                           .compactMap { $0["data"]?["name"]?.stringValue }), ["one", "two"])
+        XCTAssertEqual(try receiver.badlySigned().count, 0)
+        let senders = nodes.filter { $0.logText.contains("this node sends the webhook's deliveries") }
+        XCTAssertEqual(senders.count, 1, "one node holds the sender's lease")
+    }
+
+    func testWhenTheSendingNodeDiesTheOtherDeliversWhatWasPending() throws {
+        let redis = try RedisProcess()
+        let receiver = try WebhookReceiver(secret: secret)
+        receiver.goDown()
+        let nodes = try clusterNodes(redis, receiver, events: ["event"])
+        let (client, _) = try TestClient.join(nodes[0], room: "shared", name: "one")
+        for value in 1...15 { try acked(client, value, id: "k\(value)") }
+        let sender = try eventually(seconds: 10) {
+            nodes.firstIndex { $0.logText.contains("this node sends the webhook's deliveries") }
+        }
+        nodes[sender].kill()
+        try receiver.comeBack()
+        // The lease lapses (15 s), the other node takes it and sends the outbox.
+        let seqs = try eventually(seconds: 60) { () -> [Int]? in
+            let seqs = eventSeqs(receiver)
+            return seqs.count >= 15 ? seqs : nil
+        }
+        XCTAssertEqual(seqs, Array(1...15), "every acknowledged event, once each by id, in order")
+        XCTAssertTrue(nodes[1 - sender].logText.contains("this node sends the webhook's deliveries"))
+    }
+
     /// The receiver example of docs/operations.md, run as written.
     func testTheDocumentedReceiverTakesSignedBatchesAndRefusesForgedOnes() throws {
         let script = ServerProcess.repositoryRoot.appendingPathComponent("docs/examples/webhook_receiver.py")

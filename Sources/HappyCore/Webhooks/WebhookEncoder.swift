@@ -31,6 +31,13 @@ public enum WebhookEncoder {
         return w.bytes
     }
 
+    /// A room's creation (a new epoch); its id is the epoch's, the same on every node.
+    public static func created(room: String, epoch: String, time: Int64) -> [UInt8] {
+        delivery(id: "\(epoch)-created", type: .roomCreated, room: room, time: time) { w in
+            w.key("epoch"); w.string(epoch)
+        }
+    }
+
     /// `{ "deliveries": [ ... ] }`.
     public static func batch(_ entries: [OutboxEntry]) -> [UInt8] {
         var w = JSONWriter(capacity: 32 + entries.reduce(0) { $0 + $1.json.count + 1 })

@@ -36,6 +36,14 @@ public protocol WebhookOutbox: AnyObject, Sendable {
     func remove(webhook: Int, through number: UInt64) throws(StoreError)
     /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
     func trim(webhook: Int, keep: Int) throws(StoreError) -> Int
+    /// Whether `holder` may send `webhook`'s deliveries for the next
+    /// `seconds` (taking or renewing the lease). An outbox several nodes
+    /// share lets one of them at a time; one of a single node, always.
+    func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool
+}
+
+extension WebhookOutbox {
+    public func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool { true }
 }
 
 /// The outbox of a store that keeps nothing on disk: deliveries in memory,

@@ -49,9 +49,7 @@ final class WebhookFeed {
     /// The deliveries of a room's creation (new epoch), for its creation commit.
     func created(_ room: String, epoch: String) -> [OutboxDelivery] {
         routing.deliveries(.roomCreated) {
-            WebhookEncoder.delivery(id: "\(epoch)-created", type: .roomCreated, room: room, time: clock.wallMilliseconds()) { w in
-                w.key("epoch"); w.string(epoch)
-            }
+            WebhookEncoder.created(room: room, epoch: epoch, time: clock.wallMilliseconds())
         }
     }
 

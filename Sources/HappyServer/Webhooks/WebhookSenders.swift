@@ -37,12 +37,19 @@ final class WebhookSenders: @unchecked Sendable {
     static let lastRetrySeconds = 60.0
     static let postTimeoutSeconds = 10.0
     static let stopWaitSeconds = 2.0
+    /// How long this process may send a shared outbox's deliveries without
+    /// renewing its lease: longer than a POST may take.
+    static let leaseSeconds = 15.0
+    /// How often a process without the lease asks for it again.
+    static let leaseRetrySeconds = 2.0
 
     private let webhooks: [HappyConfig.Webhook]
     private let queueMax: Int
     private let poster: (any WebhookPoster)?
     private let logger: Logger
     let stats = WebhookStats()
+    /// Names this process to an outbox several nodes share (its lease).
+    let holder = Identifiers.newEpoch()
     private let condition = NSCondition()
     /// Counts wake-ups: each sender waits for it to move past what it saw.
     private var generation = 0
@@ -121,8 +128,28 @@ final class WebhookSenders: @unchecked Sendable {
         var droppedLogged = false
         var lastTrim = Date.distantPast
         var seen = 0
+        var holdsLease = false
         let key = Array(webhook.secret.utf8)
         while !isStopping {
+            // Another node may be sending this outbox: wait for its lease to lapse.
+            let claimed: Bool
+            do {
+                claimed = try outbox.claim(webhook: index, holder: holder, seconds: Self.leaseSeconds)
+            } catch {
+                logger.error("webhook outbox unreachable", ["webhook": webhook.url, "error": error.message])
+                guard pause(retry, seen: &seen, wakeable: false) else { return }
+                retry = min(Self.lastRetrySeconds, retry * 2)
+                continue
+            }
+            if claimed != holdsLease {
+                holdsLease = claimed
+                logger.info(claimed ? "this node sends the webhook's deliveries" : "another node sends the webhook's deliveries",
+                            ["webhook": webhook.url, "holder": holder])
+            }
+            guard claimed else {
+                guard pause(Self.leaseRetrySeconds, seen: &seen, wakeable: false) else { return }
+                continue
+            }
             if failing || Date().timeIntervalSince(lastTrim) > 5 {
                 lastTrim = Date()
                 let dropped = (try? outbox.trim(webhook: index, keep: queueMax)) ?? 0
