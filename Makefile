@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-frames chaos chaos-planted clean help
+.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -33,6 +33,7 @@ help:
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
+	@echo "make shots  screenshots of each state of the page, desktop and phone, in HAPPY_SHOTS (/tmp/page-shots)"
 	@echo "make chaos  3 nodes and Redis with Sentinel in network namespaces under random faults and failovers, then a checker's verdict"
 	@echo "            (root; CHAOS_SECONDS, CHAOS_SEED, CHAOS_TOPOLOGY=sentinel|single)"
 	@echo "make chaos-planted  the same against a node that acks before Redis records, then one that acks before its"
@@ -143,6 +144,9 @@ chaos-planted: bootstrap-test
 
 bootstrap-bench:
 	@scripts/bootstrap.sh bench
+
+shots: bootstrap-test
+	scripts/browser-tests.sh --tour
 
 fuzz: bootstrap-build
 	scripts/fuzz.sh 0

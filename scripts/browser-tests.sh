@@ -6,6 +6,7 @@
 # and a venv in .build/browser-venv with selenium, Pillow and selenium-axe-python
 # (for the axe-core script it ships) from PyPI.
 # Usage: scripts/browser-tests.sh [test names, e.g. test_page.CanvasMatchesServerFrame]
+#        scripts/browser-tests.sh --tour   (screenshots of each state of the page, in HAPPY_SHOTS)
 # Environment: SCRATCH_PATH  swift build folder (default .build)
 #              HAPPY_SHOTS   where screenshots go (default /tmp/page-shots)
 set -euo pipefail
@@ -32,4 +33,6 @@ HAPPY_SERVER=$(cd "$scratch/debug" && pwd)/happyserver
 HAPPY_CLIENT=$(cd "$scratch/debug" && pwd)/happyclient
 
 cd Tests/Browser
+# --tour: screenshots of the page's states for a person to look at (make shots).
+if [ "${1:-}" = --tour ]; then exec "$venv/bin/python" page_tour.py; fi
 exec "$venv/bin/python" run.py "$@"

@@ -69,7 +69,9 @@ export class CrowdTally {
   }
 
   noteSender(sender) {
-    const at = this.recent.findIndex((known) => known.id === sender.id);
+    // Intents over HTTP all come from id "http": those are told apart by name.
+    const same = (known) => known.id === sender.id && (sender.id !== 'http' || known.name === sender.name);
+    const at = this.recent.findIndex(same);
     if (at >= 0) this.recent.splice(at, 1);
     this.recent.unshift(sender);
     if (this.recent.length > RECENT_LIMIT) this.recent.pop();
