@@ -85,7 +85,7 @@ bench: bootstrap-bench release
 	taskset -c 1 .build/release/happybench --seconds $(BENCH_SECONDS) --out bench/results
 	@if [ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ]; then \
 	  echo "== the same fan-out against the peers in $(PEER_BENCH) (one run, ratios to the C peer) =="; \
-	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}}' > bench/results/peer-config.json; \
+	  printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}, "crowd": {"mode": "each"}}' > bench/results/peer-config.json; \
 	  rm -f bench/results/peers-fanout.jsonl bench/results/peers-paced.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n "1000 5000 10000" -d $(BENCH_SECONDS) -o $(CURDIR)/bench/results/peers-fanout.jsonl; \

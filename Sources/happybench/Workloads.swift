@@ -15,10 +15,13 @@ struct Workloads {
     let seconds: Double
     let cpuPinning: Bool
 
-    /// Limits raised far above the publish rate, so the run measures fan-out, not the rate limit.
+    /// Limits raised far above the publish rate, so the run measures fan-out, not the rate limit;
+    /// every event delivered on its own (these rooms are past `crowd.tickAbove`, and the
+    /// drivers match each event by its seq).
     func settings(persistence: Bool, fsync: Bool = true) -> [String: Any] {
         [
             "webRoot": webRoot,
+            "crowd": ["mode": "each"],
             "persistence": ["enabled": persistence, "fsync": fsync],
             "log": ["level": "warn"],
             "limits": ["intentsPerSecond": 1_000_000, "intentBurst": 1_000_000, "floodLimit": 1_000_000,
