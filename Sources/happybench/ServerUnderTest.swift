@@ -19,13 +19,14 @@ final class ServerUnderTest: @unchecked Sendable {
         config["dataDir"] = directory.appendingPathComponent("data").path
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config, options: [.sortedKeys]).write(to: configURL)
-        if let cpu {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
-            process.arguments = ["-c", "\(cpu)", binary, "--config", configURL.path]
-        } else {
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["--config", configURL.path]
+        var command = [binary, "--config", configURL.path]
+        if let cpu { command = ["/usr/bin/taskset", "-c", "\(cpu)"] + command }
+        // The server goes when this process does, even if it crashes or is killed.
+        if FileManager.default.isExecutableFile(atPath: Self.setpriv) {
+            command = [Self.setpriv, "--pdeathsig", "TERM"] + command
         }
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.standardError = output
         process.standardOutput = output
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -41,6 +42,8 @@ final class ServerUnderTest: @unchecked Sendable {
         }
         throw BenchError("happyserver did not start: \(logText)")
     }
+
+    private static let setpriv = "/usr/bin/setpriv"
 
     var logText: String {
         lock.lock(); defer { lock.unlock() }
