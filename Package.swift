@@ -56,6 +56,9 @@ let package = Package(
             providers: [.apt(["libdeflate-dev"])]
         ),
 
+        // epoll and eventfd for happybench's crowd sockets (in libc; Swift's Glibc module has neither).
+        .systemLibrary(name: "CEpoll"),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
@@ -97,7 +100,7 @@ let package = Package(
                           dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis", "HappyCurl"]),
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
-        .executableTarget(name: "happybench", dependencies: ["HappyClientKit"]),
+        .executableTarget(name: "happybench", dependencies: ["HappyClientKit", "CEpoll"]),
         // Render+encode timings per view (part of `make bench`).
         .executableTarget(name: "happyrender-bench", dependencies: ["HappyRender", "HappyCore"]),
 

@@ -4,6 +4,10 @@ let usage = """
     usage: happybench [--server PATH] [--web DIR] [--seconds S] [--quick] [--only NAME,...]
                       [--out DIR] [--no-pin] [--history-limit N]
                       [--hold-connections N] [--hold-seconds S] [--hold-idle-seconds S]
+                      [--crowd-clients N] [--crowd-writers W] [--crowd-rate R] [--crowd-seconds S]
+                      [--crowd-mode auto|each|tick] [--crowd-dragon each|vote] [--crowd-actions dragon|mix]
+                      [--crowd-tick-ms MS] [--crowd-client sockets|kit] [--crowd-loops L]
+                      [--crowd-persistence] [--crowd-joins N,N|none]
 
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
     prints the results: fan-out to 100/1000/5000/10000 subscribers, latency
@@ -18,12 +22,19 @@ let usage = """
     WebSockets, --hold-connections, on a server pinging each every 20 s,
     one event a second to all of them for 60 s, --hold-seconds, then a
     quiet 60 s, --hold-idle-seconds: memory per connection, delivery
-    latency, idle CPU). Results go to bench/results/<time>.json. --quick runs the
+    latency, idle CPU), and crowd rooms (`crowd`: --crowd-clients 10 000 in
+    one room, --crowd-writers 2 000 of them sending --crowd-rate 2 dragon
+    intents a second each, with crowd.mode auto, then each, then auto with
+    dragon votes, or only the --crowd-mode/--crowd-dragon asked for:
+    broadcasts and bytes per client per second, intent-to-tick delay, acks,
+    resyncs, drops, the server's CPU and memory; then crowds of --crowd-joins
+    5000,10000 joining 200 at a time with presence on). Results go to
+    bench/results/<time>.json. --quick runs the
     small workloads only. Servers are pinned to CPU 0 (--no-pin to disable);
     run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
     `make bench` does).
     Workload names for --only (or --workload): fanout, hold, paced,
-    persistence, cluster, frames, pointers, pointers-fanout, history, held.
+    persistence, cluster, frames, pointers, pointers-fanout, history, held, crowd.
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -36,6 +47,7 @@ var out = "bench/results"
 var pin = true
 var historyLimit: Int?
 var holdShape = HoldShape()
+var crowdShape = CrowdShape()
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
     func value() -> String {
@@ -66,9 +78,37 @@ while !arguments.isEmpty {
     case "--hold-idle-seconds":
         guard let seconds = Double(value()), seconds >= 1 else { print("happybench: --hold-idle-seconds must be at least 1"); exit(2) }
         holdShape.idleSeconds = seconds
+    case "--crowd-clients": crowdShape.clients = Int(value()) ?? -1
+    case "--crowd-writers": crowdShape.writers = Int(value()) ?? -1
+    case "--crowd-rate": crowdShape.rate = Double(value()) ?? -1
+    case "--crowd-seconds": crowdShape.seconds = Double(value()) ?? -1
+    case "--crowd-mode": crowdShape.mode = value()
+    case "--crowd-dragon": crowdShape.dragon = value()
+    case "--crowd-actions":
+        let name = value()
+        guard let actions = CrowdActions(rawValue: name) else {
+            print("happybench: --crowd-actions must be dragon or mix, not \(name)"); exit(2)
+        }
+        crowdShape.actions = actions
+    case "--crowd-client":
+        let name = value()
+        guard let kind = CrowdClientKind(rawValue: name) else {
+            print("happybench: --crowd-client must be sockets or kit, not \(name)"); exit(2)
+        }
+        crowdShape.client = kind
+    case "--crowd-tick-ms": crowdShape.tickMs = Int(value()) ?? -1
+    case "--crowd-loops": crowdShape.loops = Int(value()) ?? -1
+    case "--crowd-persistence": crowdShape.persistence = true
+    case "--crowd-joins":
+        let list = value()
+        crowdShape.joinSizes = list == "none" ? [] : list.split(separator: ",").map { Int($0) ?? -1 }
     case "--help", "-h": print(usage); exit(0)
     default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
     }
+}
+if let problem = crowdShape.problem {
+    print("happybench: \(problem)")
+    exit(2)
 }
 guard FileManager.default.isExecutableFile(atPath: server) else {
     print("happybench: no server at \(server); build it with `swift build -c release`")
@@ -114,6 +154,10 @@ if wanted("frames") { attempt { try workloads.frames() } }
 if wanted("pointers") { attempt { [try workloads.pointers()] } }
 if wanted("pointers-fanout") { attempt { try workloads.fanoutBesidePointers() } }
 if wanted("held") && !quick { attempt { [try workloads.hold(holdShape)] } }
+if wanted("crowd") {
+    for variant in crowdShape.variants { attempt { [try workloads.crowd(crowdShape, variant)] } }
+    for size in crowdShape.joinSizes { attempt { [try workloads.crowdJoin(clients: size, shape: crowdShape)] } }
+}
 if wanted("history") { attempt { try workloads.history(limit: historyLimit ?? (quick ? 20_000 : 100_000)) } }
 
 BenchReport(rows: rows).print()
