@@ -5,11 +5,13 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
 BENCH_SECONDS ?= 10
+# make bench-crowd CROWD_ARGS='--crowd-clients 2000 --crowd-writers 400': happybench's --crowd-* flags.
+CROWD_ARGS ?=
 # make chaos: seconds of faults, the seed of the schedule (random: a new one, printed), and
 # the Redis side: sentinel (a primary, two replicas, three sentinels) or single (one Redis).
 CHAOS_SECONDS ?= 120
@@ -32,6 +34,7 @@ help:
 	@echo "make bench-hold  only the held-connections workload: 19000 WebSockets pinged, one event a second for 60 s, then idle"
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
+	@echo "make bench-crowd  only the crowd rooms: 10000 clients, 2000 writing, ticks/each/votes; crowds joining (PEER_BENCH=DIR: beside the C peer)"
 	@echo "make bench-frames  render+encode per view and /frame requests/s in more detail"
 	@echo "make shots  screenshots of each state of the page, desktop and phone, in HAPPY_SHOTS (/tmp/page-shots)"
 	@echo "make chaos  3 nodes and Redis with Sentinel in network namespaces under random faults and failovers, then a checker's verdict"
@@ -96,11 +99,12 @@ bench: bootstrap-bench release
 	  rm -f bench/results/peers-joins.jsonl; \
 	  HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config-nopresence.json --port {port}' \
 	    $(PEER_BENCH)/compare.sh -n "5000 10000" -d 3 -p lws -o $(CURDIR)/bench/results/peers-joins.jsonl; \
-	else rm -f bench/results/peers-fanout.jsonl bench/results/peers-joins.jsonl; \
+	  $(MAKE) --no-print-directory bench-crowd-joins; \
+	else rm -f bench/results/peers-fanout.jsonl bench/results/peers-joins.jsonl bench/results/peers-crowd-joins.jsonl; \
 	  echo "(no PEER_BENCH=DIR with a compare.sh: peer comparison skipped; make bench PEER_BENCH=/path/to/bench)"; fi
 	@echo "== tracked figures (Happy, the C peer, ratio, target)"
 	@scripts/bench-table.py --peers bench/results/peers-fanout.jsonl --joins bench/results/peers-joins.jsonl \
-	  --render bench/results/render.txt \
+	  --crowd-joins bench/results/peers-crowd-joins.jsonl --render bench/results/render.txt \
 	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
 
 # The fan-out ratios to the C peer, N=1000 and N=5000, in about a minute; fails past target + noise.
@@ -114,6 +118,32 @@ bench-check: bootstrap-build
 bench-hold: bootstrap-bench release
 	mkdir -p bench/results
 	taskset -c 1 .build/release/happybench --only held --out bench/results
+
+# The crowd-room workloads alone (`make bench` runs them with the others): 10000 clients in one
+# room, 2000 writing, in auto, each and vote mode; crowds of 5000 and 10000 joining; with
+# PEER_BENCH=DIR also the same crowds joining the C peer and Happy side by side.
+bench-crowd: bootstrap-bench release
+	mkdir -p bench/results
+	taskset -c 1 .build/release/happybench --only crowd --seconds $(BENCH_SECONDS) $(CROWD_ARGS) --out bench/results
+	@if [ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ]; then $(MAKE) --no-print-directory bench-crowd-joins; \
+	else rm -f bench/results/peers-crowd-joins.jsonl; \
+	  echo "(no PEER_BENCH=DIR with a compare.sh: the C peer's joins skipped; make bench-crowd PEER_BENCH=/path/to/bench)"; fi
+	@scripts/bench-table.py --crowd-only --crowd-joins bench/results/peers-crowd-joins.jsonl \
+	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
+
+# Crowds of 5000 and 10000 joining at concurrency 200, Happy with the protocol's presence (batched
+# past crowd.presenceBatchAbove) beside the C peer, which sends none: one compare.sh run. Delivery
+# stays per event (crowd.mode each): the peers' load generator matches events by seq after the joins.
+bench-crowd-joins:
+	@[ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ] || { \
+	  echo "bench-crowd-joins: needs the peers' fan-out benchmark: make bench-crowd-joins PEER_BENCH=/path/to/bench"; exit 2; }
+	@[ -x .build/release/happyserver ] || { echo "bench-crowd-joins: no release server; run make release first"; exit 2; }
+	mkdir -p bench/results
+	@echo "== crowds joining with presence on (batched), beside the C peer"
+	printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}, "crowd": {"mode": "each"}}' > bench/results/peer-config-crowd.json
+	rm -f bench/results/peers-crowd-joins.jsonl
+	HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config-crowd.json --port {port}' \
+	  $(PEER_BENCH)/compare.sh -n "5000 10000" -d 1 -p lws -o $(CURDIR)/bench/results/peers-crowd-joins.jsonl
 
 # The live-pointer workloads alone (`make bench` runs them with the others).
 bench-pointers: bootstrap-bench release

@@ -3,7 +3,8 @@
 C libwebsockets peer, their ratio, and the target the ratio is held to.
 
 usage: scripts/bench-table.py [--peers RESULTS.jsonl] [--happybench RESULTS.json]
-                              [--render OUTPUT.txt] [--markdown]
+                              [--render OUTPUT.txt] [--joins RESULTS.jsonl]
+                              [--crowd-joins RESULTS.jsonl] [--crowd-only] [--markdown]
 
 --peers       rows written by the peers' compare.sh/run.sh (one JSON object a
               line; "peer" is "happy" or "lws", "n", "window", "msgs_per_s",
@@ -14,6 +15,10 @@ usage: scripts/bench-table.py [--peers RESULTS.jsonl] [--happybench RESULTS.json
 --render      what happyrender-bench printed (a row per view: median / p99 ms)
 --joins       rows of compare.sh like --peers, from a server without presence
               broadcasts (presenceBroadcastMax 0), as the C peer has none
+--crowd-joins rows of compare.sh like --peers, from a server with the protocol's
+              presence (batched past crowd.presenceBatchAbove): crowds joining
+--crowd-only  only the crowd-room rows (`make bench-crowd`); happybench's
+              "crowd" rows give the load figures (PROTOCOL.md section 12)
 Figures that are missing print as "-". Nothing here fails the run: that is
 `make bench-check`'s job.
 """
@@ -81,6 +86,8 @@ def main():
     ap.add_argument("--happybench")
     ap.add_argument("--render")
     ap.add_argument("--joins")
+    ap.add_argument("--crowd-joins")
+    ap.add_argument("--crowd-only", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
 
@@ -88,22 +95,35 @@ def main():
     bench = load_happybench(a.happybench)
     rows = []  # figure, happy, C, ratio, target, verdict
 
-    def add(figure, happy, c, fmt, target=None, higher_is_better=False, against_c=False):
-        """target: a bound on the ratio to C when against_c, else on Happy's value itself."""
+    def add(figure, happy, c, fmt, target=None, higher_is_better=False, against_c=False, counts=False):
+        """target: a bound on the ratio to C when against_c, else on Happy's value itself.
+        counts: zero is a measured value (resyncs, drops), not a missing one."""
+        measured = (lambda v: isinstance(v, (int, float)) and v >= 0) if counts else positive
         ratio = happy / c if positive(happy) and positive(c) else None
         checked = ratio if against_c else happy
         verdict = ""
-        if target is not None and positive(checked):
+        if target is not None and measured(checked):
             good = checked >= target if higher_is_better else checked <= target
             verdict = "ok" if good else "MISSED"
         bound = ""
         if target is not None:
             bound = ("≥ " if higher_is_better else "≤ ") + ("%gx" % target if against_c else fmt % target)
-        rows.append([figure, fmt % happy if positive(happy) else "-",
+        rows.append([figure, fmt % happy if measured(happy) else "-",
                      (fmt % c if positive(c) else "-") if against_c else "",
                      ("%.2f" % ratio if ratio is not None else "-") if against_c else "",
                      bound, verdict])
 
+    if not a.crowd_only:
+        add_tracked_rows(a, peers, bench, add, rows)
+    add_crowd_rows(a, bench, add, rows)
+
+    header = ["figure", "Happy", "C peer", "x C", "target", ""]
+    print_rows(a, header, rows)
+    return 0
+
+
+def add_tracked_rows(a, peers, bench, add, rows):
+    """Fan-out and joins beside the C peer, frames, held connections."""
     fanout_targets = {
         1000: {"msgs": 1.2, "cpu": 0.5},
         5000: {"cpu": 1.0, "join": 1.0},
@@ -166,7 +186,77 @@ def main():
     if held and held.get("delivered") != held.get("expected"):
         rows[-1][5] += " (delivered %s of %s)" % (held.get("delivered"), held.get("expected"))
 
-    header = ["figure", "Happy", "C peer", "x C", "target", ""]
+
+
+def add_crowd_rows(a, bench, add, rows):
+    """Crowd rooms (PROTOCOL.md section 12): happybench's crowd under load in
+    each mode it ran, and crowds joining with presence on beside the C peer."""
+    for crowd in (r for r in bench if r.get("kind") == "crowd"):
+        label = "crowd N=%s W=%s×%g/s %s%s" % (crowd.get("clients"), crowd.get("writers"),
+                                              crowd.get("intentsPerSecondPerWriter", 0), crowd.get("mode"),
+                                              ", votes" if crowd.get("dragon") == "vote" else "")
+        # Each event to everyone is expected to collapse: its figures have no targets.
+        held = crowd.get("mode") != "each"
+        tick_ms = crowd.get("tickMs", 50)
+        rate = crowd.get("broadcastsPerClientPerSecond", {})
+        add(label + " broadcasts/s per client, busiest", rate.get("max"), None, "%.1f",
+            1000.0 / tick_ms if held else None)
+        add(label + " broadcasts/s per client, mean", rate.get("mean"), None, "%.1f")
+        most = crowd.get("mostBroadcastsInOneSecond")
+        add(label + " broadcasts in any 1 s, most at a client", most, None, "%d")
+        if isinstance(most, int) and most >= crowd.get("mostBroadcastsInOneSecondCap", most + 1):
+            rows[-1][1] = "≥ %d" % most  # the load generator counts no further
+        kb = crowd.get("bytesPerClientPerSecond", {})
+        add(label + " KB/s per client, mean", (kb.get("mean") or 0) / 1000, None, "%.1f")
+        latency = crowd.get("intentToTickMs", {})
+        add(label + " intent-to-tick p50 ms", latency.get("p50"), None, "%.1f")
+        add(label + " intent-to-tick p99 ms", latency.get("p99"), None, "%.1f", tick_ms + 50 if held else None)
+        if positive(latency.get("p99")) and latency["p99"] >= latency.get("histogramLimitMs", float("inf")):
+            rows[-1][1] = "≥ %d" % latency["histogramLimitMs"]  # happybench's histogram ends there
+        to_ack = crowd.get("intentToAckMs", {})
+        add(label + " intent-to-ack p99 ms (every ack; a resynced client misses its tick)", to_ack.get("p99"),
+            None, "%.1f")
+        sent, acked = crowd.get("intentsSent"), crowd.get("intentsAcked")
+        if isinstance(sent, int) and isinstance(acked, int):
+            add(label + " intents not acked (of %d)" % sent, sent - acked, None, "%d", 0 if held else None, counts=True)
+        add(label + " resyncs", crowd.get("resyncs"), None, "%d", 0 if held else None, counts=True)
+        add(label + " clients dropped", crowd.get("dropped"), None, "%d", 0 if held else None, counts=True)
+        add(label + " server CPU cores", crowd.get("serverCores"), None, "%.2f", 1.0 if held else None)
+        # Pinned to one CPU, the server never passes a core: this says whether it kept up.
+        busy = crowd.get("serverBusyShare")
+        add(label + " server running or waiting for its CPU, %", busy * 100 if positive(busy) else None, None, "%.0f")
+        rss = crowd.get("rssKilobytes", {}).get("end")
+        add(label + " server RSS MB", rss / 1024 if positive(rss) else None, None, "%.0f")
+        if crowd.get("dragon") == "vote":
+            observer = crowd.get("observer", {})
+            add(label + " dragon events in one tick, most", observer.get("mostDragonEventsInOneTick"), None, "%d",
+                1 if held else None, counts=True)
+            votes = (observer.get("votesForward") or 0) + (observer.get("votesBack") or 0)
+            counted = crowd.get("acks", {}).get("counted", 0) - crowd.get("acks", {}).get("countedTies", 0)
+            add(label + " votes in ticks minus counted acks", abs(votes - counted), None, "%d", 0, counts=True)
+            if votes != counted:
+                rows[-1][1] = "%+d" % (votes - counted)
+
+    for joined in (r for r in bench if r.get("kind") == "crowd join"):
+        add("crowd join N=%s s (conc %s), presence on, happybench's clients" % (joined.get("clients"),
+                                                                              joined.get("concurrency")),
+            joined.get("joinSeconds"), None, "%.2f")
+
+    # The same crowds joining under the peers' load generator, Happy beside the C peer in one run.
+    crowd_joins = load_peers(a.crowd_joins)
+    for n in (5000, 10000):
+        happy, lws = crowd_joins.get(("happy", n), {}), crowd_joins.get(("lws", n), {})
+        if happy or lws:
+            add("crowd join N=%d s (conc 200), presence on" % n, happy.get("connect_s"), lws.get("connect_s"),
+                "%.2f", 1.0, against_c=True)
+            add("crowd join N=%d: server CPU s, presence on" % n, happy.get("server", {}).get("cpu_s_connect"),
+                lws.get("server", {}).get("cpu_s_connect"), "%.2f", against_c=True)
+
+
+def print_rows(a, header, rows):
+    if not rows:
+        print("(no figures: nothing in the results given)")
+        return
     if a.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "|".join("---" for _ in header) + "|")
@@ -180,7 +270,6 @@ def main():
           "CPU, memory, time: lower). Targets without a C figure bound the value itself.")
     if any(r[1] == "-" for r in rows):
         print("-: not measured in this run.")
-    return 0
 
 
 if __name__ == "__main__":

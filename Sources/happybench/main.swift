@@ -154,7 +154,7 @@ if wanted("frames") { attempt { try workloads.frames() } }
 if wanted("pointers") { attempt { [try workloads.pointers()] } }
 if wanted("pointers-fanout") { attempt { try workloads.fanoutBesidePointers() } }
 if wanted("held") && !quick { attempt { [try workloads.hold(holdShape)] } }
-if wanted("crowd") {
+if wanted("crowd") && !quick {
     for variant in crowdShape.variants { attempt { [try workloads.crowd(crowdShape, variant)] } }
     for size in crowdShape.joinSizes { attempt { [try workloads.crowdJoin(clients: size, shape: crowdShape)] } }
 }
