@@ -50,8 +50,7 @@ extension Workloads {
         let joined = driver.join(timeout: 300)
         let joinCPU = server.cpuSeconds() - joinCPUStart
         guard joined.welcomed == shape.clients else {
-            throw BenchError("\(name): only \(joined.welcomed) of \(shape.clients) clients joined (\(joined.failed) failed" +
-                             "\(joined.firstFailure.map { ", first: \($0)" } ?? ""))")
+            throw joinFailure(name, joined: joined, of: shape.clients, server: server)
         }
         progress(String(format: "%@: %d joined in %.2f s (server CPU %.2f s); settling 2 s", name, shape.clients,
                         joined.seconds, joinCPU))
@@ -207,8 +206,7 @@ extension Workloads {
         let serverCPU = server.cpuSeconds() - cpuStart
         let benchCPU = ProcessCPU.seconds() - benchStart
         guard joined.welcomed == clients else {
-            throw BenchError("\(name): only \(joined.welcomed) of \(clients) clients joined (\(joined.failed) failed" +
-                             "\(joined.firstFailure.map { ", first: \($0)" } ?? ""))")
+            throw joinFailure(name, joined: joined, of: clients, server: server)
         }
         Thread.sleep(forTimeInterval: 1)  // the last presence batch
         let rssJoined = server.residentKilobytes()
@@ -236,6 +234,19 @@ extension Workloads {
                 "serverBytesPerConnection": Double(rssJoined - rssBefore) * 1024 / Double(clients),
                 "loadAverage": loadAtStart,
             ])
+    }
+
+    /// Why a crowd did not join, with where to look.
+    private func joinFailure(_ name: String, joined: (welcomed: Int, failed: Int, seconds: Double, firstFailure: String?),
+                             of clients: Int, server: ServerUnderTest) -> BenchError {
+        let pending = clients - joined.welcomed - joined.failed
+        var what = "\(joined.failed) failed"
+        if let first = joined.firstFailure { what += ", the first: \(first)" }
+        if pending > 0 { what += "; \(pending) still joining after 300 s" }
+        let serverSays = server.logText.split(separator: "\n").last.map { "; the server's last log line: \($0)" } ?? ""
+        return BenchError("\(name): only \(joined.welcomed) of \(clients) clients joined (\(what)). Each client is an " +
+                          "open file here and in the server: check `ulimit -n` (raise the hard limit), or try fewer " +
+                          "--crowd-clients\(serverSays)")
     }
 
     /// 2 as "2", 0.5 as "0.5".
