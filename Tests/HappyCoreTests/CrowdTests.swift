@@ -135,10 +135,23 @@ final class CrowdTests: XCTestCase {
         XCTAssertEqual(defaults.dragon, .each)
         for (text, expected) in [(#"{ "crowd": { "tickMs": 2000 } }"#, "crowd.tickMs must be between 10 and 1000"),
                                  (#"{ "crowd": { "mode": 1 } }"#, "crowd.mode must be one of"),
-                                 (#"{ "crowd": { "presenceBatchAbove": -1 } }"#, "crowd.presenceBatchAbove must not be negative")] {
+                                 (#"{ "crowd": { "presenceBatchAbove": -1 } }"#, "crowd.presenceBatchAbove must not be negative"),
+                                 (#"{ "crowd": { "tickWritesPerSecond": 10 } }"#, "crowd.tickWritesPerSecond must be 0")] {
             XCTAssertThrowsError(try HappyConfig.parse(text)) { error in
                 XCTAssertTrue("\(error)".contains(expected), "\(text): \(error)")
             }
         }
+    }
+
+    func testABigRoomsTickGrowsWithItsClientsWithinTheWriteBudget() {
+        var crowd = HappyConfig().crowd
+        XCTAssertEqual(crowd.tickWritesPerSecond, 100_000)
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 10), 50)
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 5000), 50, "5000 clients at 20 ticks a second: within budget")
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 5001), 60, "in steps of 10 ms")
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 10_000), 100)
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 1_000_000), 1000, "never past a second")
+        crowd.tickWritesPerSecond = 0
+        XCTAssertEqual(crowd.tickMilliseconds(clients: 1_000_000), 50, "0: always tickMs")
     }
 }

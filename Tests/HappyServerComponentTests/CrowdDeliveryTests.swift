@@ -181,6 +181,54 @@ final class CrowdDeliveryTests: XCTestCase {
         XCTAssertEqual(small.messages(of: small.connect(name: "x")).first?["presence"]?.arrayValue?.count, 6)
     }
 
+    func testPastPresenceBroadcastMaxACrowdsCountsGoOutOncePerSecond() {
+        let test = server({ $0.presenceBatchAbove = 2 }, limits: { $0.presenceBroadcastMax = 3 })
+        let first = test.joined(name: "first")
+        (2...4).forEach { _ = test.joined(name: "p\($0)") }
+        nextTick(test)
+        _ = test.messages(of: first)
+        _ = test.joined(name: "p5")
+        nextTick(test)
+        XCTAssertEqual(test.messages(of: first), [], "counts only: not a tick later")
+        test.advance(by: 0.95)
+        test.turn()
+        let batch = test.messages(of: first)
+        XCTAssertEqual(types(batch), ["presence"], "a second after the last batch")
+        XCTAssertEqual(batch.first?["count"]?.intValue, 5)
+        XCTAssertEqual(batch.first?["joinedCount"]?.intValue, 1)
+    }
+
+    func testABigTickingRoomTicksLessOftenAndSaysSo() {
+        let test = server {
+            $0.mode = .tick
+            $0.tickWritesPerSecond = 1000  // 50 clients at 20 ticks a second
+        }
+        let watcher = test.joined(name: "watcher")
+        var others = (1...74).map { test.joined(name: "p\($0)") }
+        nextTick(test)
+        let changed = test.messages(of: watcher)
+        XCTAssertEqual(types(changed), ["delivery", "tick"], "the new tick announced before the tick")
+        XCTAssertEqual(changed.first?["mode"]?.stringValue, "tick")
+        XCTAssertEqual(changed.first?["tickMs"]?.intValue, 80, "75 clients within 1000 ticks a second")
+        others.append(test.connect(name: "late"))
+        XCTAssertEqual(test.messages(of: others.last!).first?["tickMs"]?.intValue, 80, "a welcome names the room's tick")
+
+        test.sendIntent(watcher, "dragon.forward", id: "f")
+        nextTick(test)
+        XCTAssertEqual(types(test.messages(of: watcher)), [], "not 50 ms after the last tick")
+        nextTick(test, ms: 30)
+        XCTAssertEqual(types(test.messages(of: watcher)), ["tick", "ack"])
+
+        // Back to 50 ms once the room has shrunk by more than a quarter.
+        for client in others.prefix(60) { test.close(client) }
+        others.removeFirst(60)
+        test.sendIntent(watcher, "dragon.back", id: "b")
+        nextTick(test, ms: 80)
+        let shrunk = test.messages(of: watcher)
+        XCTAssertEqual(types(shrunk), ["delivery", "tick", "ack"])
+        XCTAssertEqual(shrunk.first?["tickMs"]?.intValue, 50)
+    }
+
     func testPresenceRidesInTheTickInTickMode() {
         let test = server { $0.mode = .tick }
         let watcher = test.joined(name: "watcher")

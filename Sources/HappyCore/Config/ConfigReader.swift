@@ -87,6 +87,9 @@ extension HappyConfig {
         guard (10...1000).contains(crowd.tickMs) else { throw fail("crowd.tickMs", "must be between 10 and 1000") }
         guard crowd.tickAbove >= 1 else { throw fail("crowd.tickAbove", "must be at least 1") }
         guard crowd.presenceBatchAbove >= 0 else { throw fail("crowd.presenceBatchAbove", "must not be negative") }
+        guard crowd.tickWritesPerSecond == 0 || crowd.tickWritesPerSecond >= 1000 else {
+            throw fail("crowd.tickWritesPerSecond", "must be 0 (ticks always crowd.tickMs apart) or at least 1000")
+        }
         for (index, webhook) in webhooks.enumerated() {
             let key = "webhooks[\(index)]"
             guard webhook.url.hasPrefix("http://") || webhook.url.hasPrefix("https://"), webhook.url.count > 8 else {
@@ -177,6 +180,7 @@ struct ConfigReader {
                     case "tickAbove": config.crowd.tickAbove = try integer(v, name)
                     case "presenceBatchAbove": config.crowd.presenceBatchAbove = try integer(v, name)
                     case "dragon": config.crowd.dragon = try choice(v, name, of: HappyConfig.CrowdSection.DragonMode.self)
+                    case "tickWritesPerSecond": config.crowd.tickWritesPerSecond = try integer(v, name)
                     default: throw unknown(name)
                     }
                 }

@@ -127,6 +127,17 @@ public struct HappyConfig: Equatable, Sendable {
         /// Clients in a room above which joins and leaves are sent in batches.
         public var presenceBatchAbove = 100
         public var dragon = DragonMode.each
+        /// Tick messages a second one room may send (clients × ticks a
+        /// second); a bigger room ticks less often. 0: always `tickMs`.
+        public var tickWritesPerSecond = 100_000
+
+        /// A room's tick with `clients` clients: `tickMs`, or longer (in
+        /// steps of 10 ms) so that its ticks stay within `tickWritesPerSecond`.
+        public func tickMilliseconds(clients: Int) -> Int {
+            guard tickWritesPerSecond > 0 else { return tickMs }
+            let needed = (clients * 1000 + tickWritesPerSecond - 1) / tickWritesPerSecond
+            return min(1000, max(tickMs, (needed + 9) / 10 * 10))
+        }
     }
 
     /// One webhook: where to POST, which deliveries, and the secret that signs them.

@@ -45,6 +45,8 @@ public struct PresenceBatch: Equatable, Sendable {
     }
 
     public var isEmpty: Bool { joinedCount == 0 && leftCount == 0 }
+    /// It names someone (past `presenceBroadcastMax` a batch carries counts only).
+    public var isNamed: Bool { !joined.isEmpty || !left.isEmpty }
 
     /// `participant` joined; `named`: it may be listed (the room is not past `presenceBroadcastMax`).
     public mutating func join(_ participant: Participant, named: Bool) {

@@ -192,7 +192,7 @@ final class ConnectionRegistry {
             recovered: decision.isRecovered, limits: config.welcomeLimits)
         welcome.observerCount = runtime.observers.count
         welcome.delivery = runtime.crowd.mode
-        welcome.tickMs = config.crowd.tickMs
+        welcome.tickMs = runtime.crowd.tickMs
         welcome.encodedPresence = runtime.encodedPresenceList(limit: presenceListing.limit(count: runtime.presenceCount))
         welcome.encodedState = runtime.encodedStateObject(room.committed.scene)
         welcome.encodedPointers = pointers.welcomeList(for: connection, in: runtime)

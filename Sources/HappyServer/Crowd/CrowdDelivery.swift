@@ -40,7 +40,15 @@ final class CrowdDelivery {
         self.clock = clock
     }
 
-    private var tickSeconds: Double { Double(settings.tickMs) / 1000 }
+    /// How long after its last tick (or batch) a room sends what waits: its
+    /// tick, or a second when that is only counts of joins and leaves (a
+    /// crowd past `presenceBroadcastMax` joining needs no more).
+    private func interval(_ runtime: RoomRuntime) -> Double {
+        let tick = Double(runtime.crowd.tickMs) / 1000
+        return runtime.crowd.pendingIsCountsOnly ? max(tick, Self.countsOnlySeconds) : tick
+    }
+
+    static let countsOnlySeconds = 1.0
 
     /// The delivery a new room starts with.
     var initialMode: DeliveryMode { settings.mode == .tick ? .tick : .each }
@@ -130,7 +138,7 @@ final class CrowdDelivery {
 
     private func due(_ runtime: RoomRuntime) {
         dueRooms[ObjectIdentifier(runtime)] = runtime
-        schedule(at: max(clock.now(), runtime.crowd.lastSentAt + tickSeconds))
+        schedule(at: max(clock.now(), runtime.crowd.lastSentAt + interval(runtime)))
     }
 
     private func schedule(at time: Double) {
@@ -145,12 +153,13 @@ final class CrowdDelivery {
         let now = clock.fresh()
         var earliest = Double.infinity
         for (key, runtime) in dueRooms {
-            let due = runtime.crowd.lastSentAt + tickSeconds
+            let due = runtime.crowd.lastSentAt + interval(runtime)
             guard due <= now + 0.001 else {
                 earliest = min(earliest, due)
                 continue
             }
             dueRooms.removeValue(forKey: key)
+            if runtime.crowd.mode == .tick { retune(runtime) }
             send(runtime.crowd.takePending(now: now), in: runtime)
         }
         for runtime in tickingRooms.values where runtime.crowd.mode == .tick {
@@ -188,10 +197,24 @@ final class CrowdDelivery {
         settings.mode == .auto && load(runtime, now: now) > settings.tickAbove
     }
 
+    /// A ticking room's tick follows its size: longer at once when its
+    /// clients outgrow `tickWritesPerSecond`, shorter once they shrank by a
+    /// quarter (not at every leave); each change is announced.
+    private func retune(_ runtime: RoomRuntime) {
+        let wanted = settings.tickMilliseconds(clients: runtime.listenerCount)
+        let current = runtime.crowd.tickMs
+        guard wanted > current || wanted * 4 <= current * 3 else { return }
+        runtime.crowd.setTickMs(wanted)
+        announce(.tick, in: runtime)
+        logger.info("room's tick changed", ["room": runtime.name, "tickMs": "\(wanted)",
+                                            "clients": "\(runtime.listenerCount)"])
+    }
+
     private func switchToTicks(_ runtime: RoomRuntime) {
         // Joins and leaves waiting for their batch go first, in the old mode.
         send(runtime.crowd.takePending(now: clock.now()), in: runtime)
         runtime.crowd.switchMode(to: .tick)
+        runtime.crowd.setTickMs(settings.tickMilliseconds(clients: runtime.listenerCount))
         tickingRooms[ObjectIdentifier(runtime)] = runtime
         announce(.tick, in: runtime)
         metrics.deliverySwitches += 1
@@ -214,7 +237,7 @@ final class CrowdDelivery {
     }
 
     private func announce(_ mode: DeliveryMode, in runtime: RoomRuntime) {
-        broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.delivery(mode, tickMs: settings.tickMs,
+        broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.delivery(mode, tickMs: runtime.crowd.tickMs,
                                                                                    headroom: OutboundFrame.headroom)),
                               in: runtime)
     }

@@ -12,6 +12,8 @@ struct RoomCrowd {
     }
 
     private(set) var mode: DeliveryMode
+    /// The room's tick, as last announced (`crowd.tickMs`, or longer in a big room).
+    private(set) var tickMs: Int
     private(set) var load = LoadMeter()
     /// Since when the load has stayed below half of `tickAbove` (in tick mode).
     private(set) var quietSince: Double?
@@ -23,15 +25,27 @@ struct RoomCrowd {
     /// When the last tick or presence batch went out (monotonic seconds).
     private(set) var lastSentAt = -Double.infinity
 
-    init(mode: DeliveryMode) {
+    init(mode: DeliveryMode, tickMs: Int) {
         self.mode = mode
+        self.tickMs = tickMs
     }
 
     var hasPending: Bool { tick.map { !$0.isEmpty } ?? false || presence.map { !$0.isEmpty } ?? false }
 
+    /// What waits holds only counts of joins and leaves (no event, no name):
+    /// news that can wait longer than a tick.
+    var pendingIsCountsOnly: Bool {
+        if let tick, tick.eventCount > 0 || tick.presence?.isNamed == true { return false }
+        return presence?.isNamed != true
+    }
+
     mutating func switchMode(to mode: DeliveryMode) {
         self.mode = mode
         quietSince = nil
+    }
+
+    mutating func setTickMs(_ milliseconds: Int) {
+        tickMs = milliseconds
     }
 
     mutating func recordEvent(now: Double) {

@@ -64,7 +64,6 @@ struct RoomVotes {
 /// clients' votes and commits at most one dragon event per tick.
 final class VoteCounter {
     private let isOn: Bool
-    private let tickSeconds: Double
     private let coordinator: CommitCoordinator
     private let crowd: CrowdDelivery
     private let timers: any TimerScheduling
@@ -77,7 +76,6 @@ final class VoteCounter {
     init(settings: HappyConfig.CrowdSection, coordinator: CommitCoordinator, crowd: CrowdDelivery,
          timers: any TimerScheduling, metrics: Metrics, clock: ServiceClock) {
         isOn = settings.dragon == .vote
-        tickSeconds = Double(settings.tickMs) / 1000
         self.coordinator = coordinator
         self.crowd = crowd
         self.timers = timers
@@ -98,8 +96,13 @@ final class VoteCounter {
         let key = ObjectIdentifier(runtime)
         if openRooms[key] == nil {
             openRooms[key] = runtime
-            schedule(at: now + tickSeconds)
+            schedule(at: now + Self.roundSeconds(runtime))
         }
+    }
+
+    /// A round lasts the room's tick.
+    private static func roundSeconds(_ runtime: RoomRuntime) -> Double {
+        Double(runtime.crowd.tickMs) / 1000
     }
 
     private static func direction(of action: Action) -> Bool? {
@@ -126,8 +129,9 @@ final class VoteCounter {
                 openRooms.removeValue(forKey: key)
                 continue
             }
-            guard opened + tickSeconds <= now + 0.001 else {
-                earliest = min(earliest, opened + tickSeconds)
+            let closes = opened + Self.roundSeconds(runtime)
+            guard closes <= now + 0.001 else {
+                earliest = min(earliest, closes)
                 continue
             }
             openRooms.removeValue(forKey: key)

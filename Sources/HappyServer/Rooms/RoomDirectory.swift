@@ -57,7 +57,7 @@ final class RoomDirectory {
         // other nodes for as long as it is in memory; welcome nobody before that.
         let runtime = RoomRuntime(name: name, now: clock.fresh(), logBytes: config.limits.maxQueuedBytes,
                                   awaitsRemotePresence: clusterBus != nil,
-                                  delivery: config.crowd.mode == .tick ? .tick : .each)
+                                  delivery: config.crowd.mode == .tick ? .tick : .each, tickMs: config.crowd.tickMs)
         rooms[name] = runtime
         clusterBus?.watch(room: name)
         load(name)

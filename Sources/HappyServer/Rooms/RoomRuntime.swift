@@ -40,13 +40,14 @@ final class RoomRuntime {
     var votes = RoomVotes()
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
-    /// `delivery`: how its events reach its clients to begin with.
-    init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false, delivery: DeliveryMode = .each) {
+    /// `delivery`: how its events reach its clients to begin with, `tickMs` its tick then.
+    init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false, delivery: DeliveryMode = .each,
+         tickMs: Int = 50) {
         self.name = name
         idleSince = now
         log = BroadcastLog(byteLimit: logBytes)
         awaitingRemotePresence = awaitsRemotePresence
-        crowd = RoomCrowd(mode: delivery)
+        crowd = RoomCrowd(mode: delivery, tickMs: tickMs)
     }
 
     var isLoading: Bool { room == nil && loadError == nil }
