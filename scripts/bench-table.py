@@ -197,7 +197,9 @@ def add_crowd_rows(a, bench, add, rows):
                                               ", votes" if crowd.get("dragon") == "vote" else "")
         # Each event to everyone is expected to collapse: its figures have no targets.
         held = crowd.get("mode") != "each"
-        tick_ms = crowd.get("tickMs", 50)
+        # The targets follow the tick the room announced (longer than crowd.tickMs in a big room).
+        tick_ms = crowd.get("announcedTickMs") or crowd.get("tickMs", 50)
+        label += " (tick %d ms)" % tick_ms if held else ""
         rate = crowd.get("broadcastsPerClientPerSecond", {})
         add(label + " broadcasts/s per client, busiest", rate.get("max"), None, "%.1f",
             1000.0 / tick_ms if held else None)

@@ -32,6 +32,8 @@ final class CrowdTally: @unchecked Sendable {
         var presenceBytes = 0
         var deliveryToTick = 0
         var deliveryToEach = 0
+        /// The longest tick the server announced (a big room ticks less often).
+        var announcedTickMs: UInt64 = 0
         /// The most events one tick carried at any client, and ticks with more than one.
         var mostEventsInOneTick: UInt64 = 0
         var ticksWithMoreThanOneEvent = 0
@@ -276,12 +278,16 @@ final class CrowdClient: @unchecked Sendable {
     private func delivery(_ bytes: UnsafeRawBufferPointer, at now: UInt64) {
         if bytes.count > 27 && bytes[27] == UInt8(ascii: "t") {
             tally.counts.deliveryToTick += 1
+            if let tickMs = MessageScan.unsigned(after: Self.tickMsKey, in: bytes, from: 27) {
+                tally.counts.announcedTickMs = max(tally.counts.announcedTickMs, tickMs.value)
+            }
             if isObserver && tally.counts.observedSwitchToTickAt == nil { tally.counts.observedSwitchToTickAt = now }
         } else {
             tally.counts.deliveryToEach += 1
         }
     }
 
+    private static let tickMsKey = Array(#""tickMs":"#.utf8)
     private static let namesKey = Array(#""names":{"#.utf8)
     private static let forwardNameKey = Array(#""forwardButtonClicked:":"#.utf8)
     private static let backNameKey = Array(#""backButtonClicked:":"#.utf8)

@@ -356,6 +356,7 @@ extension CrowdTally.Counts {
         presenceBytes += other.presenceBytes
         deliveryToTick += other.deliveryToTick
         deliveryToEach += other.deliveryToEach
+        announcedTickMs = max(announcedTickMs, other.announcedTickMs)
         mostEventsInOneTick = max(mostEventsInOneTick, other.mostEventsInOneTick)
         ticksWithMoreThanOneEvent += other.ticksWithMoreThanOneEvent
         messagesOutsideWindow += other.messagesOutsideWindow
