@@ -96,6 +96,10 @@ let package = Package(
         // The terminal client: argument parser, commands, output, the `play` screen.
         .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "HappyCurl"]),
 
+        // Examples of HappyClientKit, built with everything and run by the tests.
+        .executableTarget(name: "Quickstart", dependencies: ["HappyClientKit"], path: "Examples/Quickstart"),
+        .executableTarget(name: "SeedController", dependencies: ["HappyClientKit"], path: "Examples/SeedController"),
+        .executableTarget(name: "RoomTour", dependencies: ["HappyClientKit"], path: "Examples/RoomTour"),
         .executableTarget(name: "happyserver",
                           dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis", "HappyCurl"]),
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),

@@ -19,7 +19,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     public init(_ error: SessionError) {
         switch error {
         case .refused, .closed, .removed: self = .refused
-        case .cannotConnect, .connectionLost, .stopped: self = .cannotConnect
+        case .cannotConnect, .connectionLost, .stopped, .cancelled: self = .cannotConnect
+        case .invalidURL: self = .usage
         case .timeout: self = .timeout
         }
     }

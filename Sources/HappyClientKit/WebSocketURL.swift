@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `ws://` or `wss://` URL taken apart for lws.
 public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
     public var secure: Bool
@@ -39,6 +41,18 @@ public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
         }
         guard !host.isEmpty else { return nil }
         self.init(secure: secure, host: String(host), port: port, path: path)
+    }
+
+    /// Parses `text` as `init?(_:)` does, or says why it is not a server address.
+    public init(validating text: String) throws(SessionError) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let url = WebSocketURL(trimmed) else {
+            let lower = trimmed.lowercased()
+            let reason = ["ws://", "wss://", "http://", "https://"].contains(where: lower.hasPrefix)
+                ? "no host, or a port outside 1-65535" : "it must start with ws://, wss://, http:// or https://"
+            throw .invalidURL(text, reason: reason)
+        }
+        self = url
     }
 
     public var description: String { "\(secure ? "wss" : "ws")://\(host):\(port)\(path)" }

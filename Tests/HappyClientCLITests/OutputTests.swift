@@ -28,18 +28,18 @@ final class OutputTests: XCTestCase {
     }
 
     func testAckLines() {
-        func line(_ action: Action, _ result: String, _ scene: Scene) -> String {
+        func line(_ action: Action, _ result: AckResult, _ scene: Scene) -> String {
             IntentReport.line(for: action, IntentOutcome(result: result, seq: 1, state: scene))
         }
-        XCTAssertEqual(line(.setHappiness(80), "applied", scene { $0.face.happiness = 80 }), "applied  happiness 80")
-        XCTAssertEqual(line(.dragonForward, "blocked", scene { $0.dragon.x = 270 }), "blocked  dragon (270, 10)")
-        XCTAssertEqual(line(.setScale(5), "clamped", scene { $0.face.scale = 2 }), "clamped  scale 2")
-        XCTAssertEqual(line(.pinch(1.1), "applied", scene { $0.face.scale = 0.9 * 1.1 }), "applied  scale 0.99")
-        XCTAssertEqual(line(.setRate(0.7), "applied", scene { $0.heart.rate = 0.7 }), "applied  heart rate 0.7")
-        XCTAssertEqual(line(.setStyle(HeartStyle(lineWidth: 2)), "applied", scene { $0.heart.lineWidth = 2 }),
+        XCTAssertEqual(line(.setHappiness(80), .applied, scene { $0.face.happiness = 80 }), "applied  happiness 80")
+        XCTAssertEqual(line(.dragonForward, .blocked, scene { $0.dragon.x = 270 }), "blocked  dragon (270, 10)")
+        XCTAssertEqual(line(.setScale(5), .clamped, scene { $0.face.scale = 2 }), "clamped  scale 2")
+        XCTAssertEqual(line(.pinch(1.1), .applied, scene { $0.face.scale = 0.9 * 1.1 }), "applied  scale 0.99")
+        XCTAssertEqual(line(.setRate(0.7), .applied, scene { $0.heart.rate = 0.7 }), "applied  heart rate 0.7")
+        XCTAssertEqual(line(.setStyle(HeartStyle(lineWidth: 2)), .applied, scene { $0.heart.lineWidth = 2 }),
                        "applied  heart fill #ff0000 stroke #000000 width 2")
-        XCTAssertEqual(line(.toggleHidden, "applied", scene { $0.dragon.hidden = true }), "applied  dragon hidden")
-        XCTAssertEqual(line(.reset, "unchanged", scene()),
+        XCTAssertEqual(line(.toggleHidden, .applied, scene { $0.dragon.hidden = true }), "applied  dragon hidden")
+        XCTAssertEqual(line(.reset, .unchanged, scene()),
                        "unchanged  room happiness 50, scale 0.9, heart rate 0.5, dragon (10, 10) shown")
     }
 

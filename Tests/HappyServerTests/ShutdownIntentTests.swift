@@ -64,7 +64,7 @@ final class ShutdownIntentTests: XCTestCase {
         let seq = try XCTUnwrap(HTTP.get("\(server.httpBase)/api/state?room=held").json?["seq"]?.intValue)
         let stopping = try XCTUnwrap(server.process)
         kill(server.pid, SIGTERM)
-        try eventually(seconds: 5) { server.logText.contains("shutting down") ? true : nil }
+        _ = try eventually(seconds: 5) { server.logText.contains("shutting down") ? true : nil }
 
         let refused = try HTTP.post("\(server.httpBase)/api/intent?room=held",
                                     body: #"{"id":"late","action":"face.setHappiness","value":5}"#)

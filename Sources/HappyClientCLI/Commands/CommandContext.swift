@@ -2,7 +2,7 @@ import HappyClientKit
 import HappyCore
 
 /// What every command runs with: the options, the client loop, the output.
-struct CommandContext {
+struct CommandContext: Sendable {
     let common: CommonOptions
     let loop: ClientLoop
     let console: Console
@@ -18,6 +18,13 @@ struct CommandContext {
             session.stop(wait: 0)
             throw error
         }
+    }
+
+    /// Joins the room (on this command's client loop) within `--timeout`.
+    func joinRoom(reconnects: Bool = false) async throws(SessionError) -> HappyRoom {
+        let room = HappyRoom(configuration: common.sessionConfiguration(reconnects: reconnects), loop: loop)
+        try await room.join(timeout: common.timeout)
+        return room
     }
 
     /// Prints why the session failed; returns the exit code for it.

@@ -45,6 +45,25 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
         return code == Self.kicked ? "removed from the room by an operator" : "the room was deleted by an operator"
     }
 
+    /// What the close means, as a type.
+    public var kind: CloseKind {
+        guard let code else { return .noCloseFrame }
+        if isTryAgainLater { return .tryAgainLater }
+        switch code {
+        case 1000: return .normal
+        case 1001: return .goingAway
+        case 1002: return .protocolError
+        case 1003: return .unsupportedData
+        case 1007: return .invalidPayload
+        case 1008: return .policyViolation
+        case 1009: return .messageTooBig
+        case 1011: return .internalError
+        case Self.kicked: return .kicked
+        case Self.roomDeleted: return .roomDeleted
+        default: return .other(code)
+        }
+    }
+
     /// `close 1008 (policy violation): invalid room name: …`
     public var description: String {
         guard let code else { return reason.isEmpty ? "connection closed without a close frame" : reason }
@@ -63,4 +82,33 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
         1011: "internal error", 1012: "service restart", 1013: "try again later", 1014: "bad gateway",
         4003: "removed by an operator", 4004: "room deleted by an operator",
     ]
+}
+
+/// The close codes a Happy server sends (PROTOCOL.md sections 2, 5 and 13), as a type.
+public enum CloseKind: Equatable, Sendable {
+    /// 1000: the client left, or the server closed after a request it could not serve.
+    case normal
+    /// 1001: the server is shutting down.
+    case goingAway
+    /// 1002.
+    case protocolError
+    /// 1003: a binary message.
+    case unsupportedData
+    /// 1007: text that is not UTF-8.
+    case invalidPayload
+    /// 1008: refused (room name, token, origin, flood).
+    case policyViolation
+    /// 1009: a message over `maxMessageBytes`.
+    case messageTooBig
+    /// 1011.
+    case internalError
+    /// 1012–1015: the server is full or restarting; retrying later can work.
+    case tryAgainLater
+    /// 4003: an operator removed this client.
+    case kicked
+    /// 4004: an operator deleted the room.
+    case roomDeleted
+    /// The connection ended without a close frame.
+    case noCloseFrame
+    case other(UInt16)
 }

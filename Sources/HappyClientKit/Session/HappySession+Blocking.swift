@@ -20,13 +20,21 @@ extension HappySession {
             default:
                 break
             }
-            if !lock.wait(until: deadline) {
-                let url = configuration.displayURL
-                throw .timeout(opened
-                    ? "connected to \(url) but no welcome within \(Self.seconds(timeout))"
-                    : "no answer from \(url) within \(Self.seconds(timeout))")
-            }
+            if !lock.wait(until: deadline) { throw .timeout(lockedWelcomeTimeoutText(timeout)) }
         }
+    }
+
+    /// What a wait for the welcome that ran out says: whether the server answered at all.
+    func welcomeTimeoutText(_ timeout: Double) -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return lockedWelcomeTimeoutText(timeout)
+    }
+
+    private func lockedWelcomeTimeoutText(_ timeout: Double) -> String {
+        let url = configuration.displayURL
+        return opened ? "connected to \(url) but no welcome within \(Self.seconds(timeout))"
+            : "no answer from \(url) within \(Self.seconds(timeout))"
     }
 
     /// Sends `action` and waits for its ack (or error).

@@ -64,7 +64,11 @@ extension HappySession: WebSocketDelegate {
             }]
         case .ack(let id, let seq, let result):
             guard let id, let completion = pendingIntents.removeValue(forKey: id) else { return [] }
-            let outcome = IntentOutcome(result: result, seq: seq, state: ledger.state(after: seq) ?? .standard)
+            guard let known = AckResult(rawValue: result) else {
+                let error = WireError(.badMessage, "the server answered with an unknown ack result \"\(result)\"", id: id)
+                return [{ completion(.failure(.refused(error))) }]
+            }
+            let outcome = IntentOutcome(result: known, seq: seq, state: ledger.state(after: seq) ?? .standard)
             return [{ completion(.success(outcome)) }]
         case .error(let error):
             if let id = error.id, let completion = pendingIntents.removeValue(forKey: id) {

@@ -17,6 +17,10 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeout(String)
     /// The session was stopped.
     case stopped
+    /// The task waiting for the answer was cancelled (the answer, if any, is ignored).
+    case cancelled
+    /// Not a `ws://`, `wss://`, `http://` or `https://` URL with a host.
+    case invalidURL(String, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +31,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .connectionLost(let url, let reason): return "connection to \(url) lost: \(reason)"
         case .timeout(let what): return "timeout: \(what)"
         case .stopped: return "the session was stopped"
+        case .cancelled: return "cancelled"
+        case .invalidURL(let url, let reason):
+            return "\(url) is not a server address (\(reason)): give ws://host:port or wss://host:port"
         }
     }
 }

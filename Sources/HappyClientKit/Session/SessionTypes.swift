@@ -13,6 +13,19 @@ public enum ConnectionState: Equatable, Sendable {
     case ended(SessionError)
 }
 
+extension ConnectionState: CustomStringConvertible {
+    /// `connecting`, `connected`, `reconnecting in 1.5 s (connection lost)`, `ended: …`.
+    public var description: String {
+        switch self {
+        case .connecting(let attempt): return attempt == 0 ? "connecting" : "connecting (attempt \(attempt + 1))"
+        case .connected: return "connected"
+        case .waiting(let seconds, let reason):
+            return "reconnecting in \(HappySession.seconds((seconds * 10).rounded() / 10)) (\(reason))"
+        case .ended(let error): return "ended: \(error)"
+        }
+    }
+}
+
 /// How a welcome relates to what the session saw before.
 public enum ResumeOutcome: Equatable, Sendable {
     /// The session's first welcome.
@@ -36,11 +49,14 @@ public enum PresenceChange: Equatable, Sendable {
 /// What an intent came to: the ack's result and seq, and the scene as it
 /// stood after it (the state of the event it caused, or the current one).
 public struct IntentOutcome: Equatable, Sendable {
-    public var result: String
+    /// `applied`, `clamped` (applied within range), `unchanged` (nothing to
+    /// change), `blocked` (the dragon at the edge) or `counted` (a dragon vote).
+    public var result: AckResult
+    /// The event it caused (or, for `unchanged`, `blocked` and a tie, the room's seq then).
     public var seq: UInt64
     public var state: Scene
 
-    public init(result: String, seq: UInt64, state: Scene) {
+    public init(result: AckResult, seq: UInt64, state: Scene) {
         self.result = result
         self.seq = seq
         self.state = state

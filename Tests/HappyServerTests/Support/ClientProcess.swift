@@ -4,16 +4,19 @@ import XCTest
 /// The built `happyclient` binary, run as a process: to its end, or in the
 /// background while its output is collected.
 final class ClientProcess: @unchecked Sendable {
-    static let binary: URL = {
+    static let binary = built("happyclient")
+
+    /// A product of the package (`happyclient`, the examples), found beside the test binary.
+    static func built(_ name: String) -> URL {
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = testBinary.deletingLastPathComponent()
         while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("happyclient")
+            let candidate = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory.deleteLastPathComponent()
         }
-        return ServerProcess.repositoryRoot.appendingPathComponent(".build/debug/happyclient")
-    }()
+        return ServerProcess.repositoryRoot.appendingPathComponent(".build/debug/\(name)")
+    }
 
     /// How a run went.
     struct Outcome {
@@ -33,8 +36,8 @@ final class ClientProcess: @unchecked Sendable {
 
     /// Starts `happyclient arguments`; `environment` adds to the test's
     /// environment, from which any `HAPPY_*` variables are removed.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.binary
+    init(_ arguments: [String], environment: [String: String] = [:], binary: URL = ClientProcess.binary) throws {
+        process.executableURL = binary
         process.arguments = arguments
         var base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HAPPY_") }
         for (key, value) in environment { base[key] = value }

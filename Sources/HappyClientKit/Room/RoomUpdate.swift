@@ -1,0 +1,138 @@
+/// One scene value an event or tick changed: its path (`dragon.x`) and
+/// the values before and after.
+public struct SceneChange: Equatable, Sendable {
+    /// `face.happiness`, `face.scale`, `heart.rate`, `heart.fillColor`,
+    /// `heart.strokeColor`, `heart.lineWidth`, `dragon.x`, `dragon.y`, `dragon.hidden`.
+    public var path: String
+    public var from: JSONValue
+    public var to: JSONValue
+
+    public init(path: String, from: JSONValue, to: JSONValue) {
+        self.path = path
+        self.from = from
+        self.to = to
+    }
+}
+
+/// The votes behind a crowd's dragon event (PROTOCOL.md section 12).
+public struct Votes: Equatable, Sendable {
+    public var forward: Int
+    public var back: Int
+
+    public init(forward: Int, back: Int) {
+        self.forward = forward
+        self.back = back
+    }
+}
+
+/// An event of the room (PROTOCOL.md section 3): what the seeds' delegate
+/// would have been told, who caused it, and what it changed.
+public struct HappyEvent: Equatable, Sendable {
+    public var seq: UInt64
+    /// When the server recorded it, in milliseconds since 1970.
+    public var time: Int64
+    /// The delegate name as a type; nil for a name this kit does not know.
+    public var name: EventName?
+    /// The delegate name as sent: `forwardButtonClicked:`, `faceView:didChangeHappiness:`…
+    public var delegateName: String
+    /// Who caused it; nil for a crowd's voted dragon event.
+    public var sender: Participant?
+    public var changes: [SceneChange]
+    /// The scene right after it.
+    public var state: Scene
+    /// A voted dragon event's votes.
+    public var votes: Votes?
+
+    public init(_ message: EventMessage) {
+        seq = message.seq
+        time = message.time
+        name = EventName(rawValue: message.name)
+        delegateName = message.name
+        sender = message.sender.id.isEmpty ? nil : message.sender
+        changes = message.changes.map { SceneChange(path: $0.path, from: $0.from, to: $0.to) }
+        state = message.state
+        votes = message.votes.map { Votes(forward: $0.forward, back: $0.back) }
+    }
+}
+
+/// A crowd room's tick (PROTOCOL.md section 12): every event from `from`
+/// to `seq` in one message.
+public struct HappyTick: Equatable, Sendable {
+    /// How many events of one delegate name the tick covers.
+    public struct NameCount: Equatable, Sendable {
+        public var name: EventName?
+        public var delegateName: String
+        public var count: Int
+    }
+
+    public var from: UInt64
+    public var seq: UInt64
+    public var time: Int64
+    public var names: [NameCount]
+    /// The most recent distinct senders (at most 8); `senderCount` counts them all.
+    public var senders: [Participant]
+    public var senderCount: Int
+    /// The net change per path over the tick.
+    public var changes: [SceneChange]
+    /// The scene after event `seq`.
+    public var state: Scene
+    /// The tick's joins and leaves, if any.
+    public var presence: PresenceBatch?
+    public var votes: Votes?
+
+    /// How many events it covers (none when it carries joins and leaves only).
+    public var eventCount: Int { seq >= from ? Int(seq - from + 1) : 0 }
+
+    public init(_ message: TickMessage) {
+        from = message.from
+        seq = message.seq
+        time = message.time
+        names = message.names.map { NameCount(name: EventName(rawValue: $0.name), delegateName: $0.name, count: $0.count) }
+        senders = message.senders
+        senderCount = message.senderCount
+        changes = message.changes.map { SceneChange(path: $0.path, from: $0.from, to: $0.to) }
+        state = message.state
+        presence = message.presence
+        votes = message.votes.map { Votes(forward: $0.forward, back: $0.back) }
+    }
+}
+
+/// What `HappyRoom.events` yields, in the room's order: each event once,
+/// across reconnects.
+public enum RoomUpdate: Equatable, Sendable {
+    /// One event (rooms delivering each event on its own).
+    case event(HappyEvent)
+    /// Several events at once (a crowd room's tick).
+    case tick(HappyTick)
+    /// These events will never arrive (a tick or a welcome skipped past
+    /// them); the next update's state is current.
+    case missed(ClosedRange<UInt64>)
+    /// The server replaced this client's queued events by the room's state
+    /// at `seq` (it fell too far behind).
+    case resynced(seq: UInt64, state: Scene)
+    /// The room's delivery changed (section 12): one message per event, or a tick every `tickMs`.
+    case delivery(DeliveryMode, tickMs: Int)
+
+    /// The seq the room is at after this update.
+    public var seq: UInt64? {
+        switch self {
+        case .event(let event): return event.seq
+        case .tick(let tick): return tick.seq
+        case .missed(let range): return range.upperBound
+        case .resynced(let seq, _): return seq
+        case .delivery: return nil
+        }
+    }
+}
+
+/// Who is in the room: the people listed (at most a crowd's batch size)
+/// and how many there are in all.
+public struct RoomPresence: Equatable, Sendable {
+    public var people: [Participant]
+    public var count: Int
+
+    public init(people: [Participant], count: Int) {
+        self.people = people
+        self.count = count
+    }
+}

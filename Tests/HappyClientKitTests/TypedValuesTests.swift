@@ -1,0 +1,52 @@
+import HappyClientKit
+import XCTest
+
+/// The kit's typed values, without a network: close reasons, addresses,
+/// events and ticks read from the wire.
+final class TypedValuesTests: XCTestCase {
+    func testCloseCodesAreKinds() {
+        XCTAssertEqual(CloseReason(code: 1008, reason: "invalid room name").kind, .policyViolation)
+        XCTAssertEqual(CloseReason(code: 4003, reason: "removed from the room by an operator: spam").kind, .kicked)
+        XCTAssertEqual(CloseReason(code: 4004, reason: "").kind, .roomDeleted)
+        XCTAssertEqual(CloseReason(code: 1002, reason: "server full").kind, .tryAgainLater, "lws reports 1013 as 1002")
+        XCTAssertEqual(CloseReason(code: nil, reason: "").kind, .noCloseFrame)
+        XCTAssertEqual(CloseReason(code: 4321, reason: "").kind, .other(4321))
+    }
+
+    func testAnAddressIsCheckedNotTrusted() throws {
+        XCTAssertEqual(try WebSocketURL(validating: " ws://127.0.0.1:8080 ").port, 8080)
+        XCTAssertEqual(try WebSocketURL(validating: "https://example.org").secure, true)
+        for (text, reason) in [("127.0.0.1:8080", "must start with ws://"), ("ws://:80", "no host"),
+                               ("ws://host:0", "a port outside 1-65535")] {
+            XCTAssertThrowsError(try WebSocketURL(validating: text)) { error in
+                guard case SessionError.invalidURL(let url, let why)? = error as? SessionError else { return XCTFail("\(error)") }
+                XCTAssertEqual(url, text)
+                XCTAssertTrue(why.contains(reason), why)
+            }
+        }
+    }
+
+    func testAnEventAndATickAreReadAsTypedValues() throws {
+        let scene = ##"{"face":{"happiness":50,"scale":0.9},"heart":{"rate":0.5,"fillColor":"#ff0000","strokeColor":"#000000","lineWidth":1},"dragon":{"x":20,"y":10,"hidden":false}}"##
+        let eventText = #"{"type":"event","room":"r","seq":4,"time":7,"name":"forwardButtonClicked:","sender":{"id":"c1","name":"ann"},"changes":[{"path":"dragon.x","from":10,"to":20}],"state":"# + scene + "}"
+        guard case .event(let message)? = ServerMessage.decode(eventText)?.0 else { return XCTFail("not an event") }
+        let event = HappyEvent(message)
+        XCTAssertEqual(event.name, .forwardButtonClicked)
+        XCTAssertEqual(event.sender?.name, "ann")
+        XCTAssertEqual(event.changes, [SceneChange(path: "dragon.x", from: .number(10), to: .number(20))])
+        XCTAssertNil(event.votes)
+
+        let voted = #"{"type":"event","room":"r","seq":5,"time":8,"name":"backButtonClicked:","sender":null,"votes":{"forward":2,"back":3},"changes":[],"state":"# + scene + "}"
+        guard case .event(let crowd)? = ServerMessage.decode(voted)?.0 else { return XCTFail("not an event") }
+        XCTAssertNil(HappyEvent(crowd).sender, "the crowd moved it")
+        XCTAssertEqual(HappyEvent(crowd).votes, Votes(forward: 2, back: 3))
+
+        let tickText = #"{"type":"tick","room":"r","from":6,"seq":9,"time":9,"names":{"forwardButtonClicked:":3,"room:somethingNew:":1},"senders":[{"id":"c2","name":"bo"}],"senderCount":4,"changes":[],"state":"# + scene + "}"
+        guard case .tick(let tickMessage)? = ServerMessage.decode(tickText)?.0 else { return XCTFail("not a tick") }
+        let tick = HappyTick(tickMessage)
+        XCTAssertEqual(tick.eventCount, 4)
+        XCTAssertEqual(tick.names.map(\.name), [.forwardButtonClicked, nil], "a name the kit does not know is kept as sent")
+        XCTAssertEqual(tick.names.last?.delegateName, "room:somethingNew:")
+        XCTAssertEqual(RoomUpdate.tick(tick).seq, 9)
+    }
+}
