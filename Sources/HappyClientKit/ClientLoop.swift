@@ -4,8 +4,11 @@ import Synchronization
 
 /// Why a client loop could not start.
 public struct ClientError: Error, CustomStringConvertible {
+    /// What went wrong, in words.
     public let message: String
+    /// Creates an error that says `message`.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 
@@ -34,6 +37,10 @@ public final class ClientLoop: @unchecked Sendable {
     private var isStopped = false
     private let writeBuffer = LWSWriteBuffer(capacity: 64 * 1024)
 
+    /// Creates the libwebsockets client context and starts its service thread.
+    ///
+    /// - Parameter name: the service thread's name (as debuggers and `top -H` show it).
+    /// - Throws: `ClientError` when libwebsockets cannot create a client context.
     public init(name: String = "happy-client") throws(ClientError) {
         LWSProcess.ignoreBrokenPipeSignal()
         LWSProcess.raiseDescriptorLimit()
@@ -130,7 +137,7 @@ public final class ClientLoop: @unchecked Sendable {
         // Not a browser: no Origin header unless one is asked for.
         let request = LWSClientRequest(
             address: url.host, port: url.port, path: url.path,
-            hostHeader: url.port == (url.secure ? 443 : 80) ? url.host : "\(url.host):\(url.port)",
+            hostHeader: url.port == (url.secure ? 443 : 80) ? url.hostForURL : url.authority,
             origin: options.origin, subprotocol: options.subprotocol, usesTLS: url.secure,
             allowsInsecureTLS: options.allowInsecureTLS, keepaliveSeconds: options.keepaliveSeconds)
         let started = clientContext.connect(request, attaching: connection, strings: connection.cStrings)

@@ -4,8 +4,11 @@ import Synchronization
 
 /// Something that happened on a WebSocket connection.
 public enum WebSocketEvent: Sendable, Equatable {
+    /// The handshake succeeded; `subprotocol` is the one the server selected (nil: none).
     case open(subprotocol: String?)
+    /// A whole text message (fragments already joined).
     case text(String)
+    /// A whole binary message (fragments already joined).
     case binary([UInt8])
     /// The connection ended; `code` is nil when no close frame arrived.
     case closed(code: UInt16?, reason: String)
@@ -15,10 +18,14 @@ public enum WebSocketEvent: Sendable, Equatable {
 
 /// Receives a connection's events on its loop's thread.
 public protocol WebSocketDelegate: AnyObject {
+    /// The handshake succeeded; `subprotocol` is the one the server selected (nil: none).
     func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?)
     /// `bytes` is only valid during the call.
     func webSocket(_ connection: WebSocketConnection, didReceive bytes: UnsafeRawBufferPointer, binary: Bool)
+    /// The connection ended; `code` is nil when no close frame arrived. The last call
+    /// for this connection.
     func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String)
+    /// The connection could not be made; `error` says why. The last call for this connection.
     func webSocketDidFail(_ connection: WebSocketConnection, error: String)
 }
 
@@ -28,6 +35,7 @@ public struct WebSocketOptions: Sendable {
     public var subprotocol: String?
     /// The `Origin` header, as a browser page would send it; nil sends none.
     public var origin: String?
+    /// Extra headers for the handshake request, in this order.
     public var headers: [(name: String, value: String)]
     /// Accept self-signed certificates (tests, local TLS).
     public var allowInsecureTLS: Bool
@@ -37,6 +45,8 @@ public struct WebSocketOptions: Sendable {
     /// Offer permessage-deflate; the server decides whether to use it.
     public var offersCompression: Bool
 
+    /// Creates options; the defaults offer `happy.v1`, send no `Origin` or extra header,
+    /// check TLS certificates, ping after 20 idle seconds and offer no compression.
     public init(subprotocol: String? = "happy.v1", origin: String? = nil,
                 headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false,
                 keepaliveSeconds: UInt16? = 20, offersCompression: Bool = false) {
@@ -50,7 +60,7 @@ public struct WebSocketOptions: Sendable {
 }
 
 /// One client WebSocket connection on a `ClientLoop`. `send`, `close`,
-/// `abort`, `pauseReading` and `nextEvent` may be called from any thread.
+/// `abort`, `setReading(_:)` and `nextEvent` may be called from any thread.
 /// Without a delegate, events are queued for `nextEvent(timeout:)`.
 public final class WebSocketConnection: @unchecked Sendable {
     enum Outgoing {
@@ -58,7 +68,9 @@ public final class WebSocketConnection: @unchecked Sendable {
         case close(code: UInt16, reason: String)
     }
 
+    /// The address the connection was opened to.
     public let url: WebSocketURL
+    /// The options it was opened with.
     public let options: WebSocketOptions
     weak var delegate: WebSocketDelegate?
     let loop: ClientLoop
@@ -92,15 +104,18 @@ public final class WebSocketConnection: @unchecked Sendable {
     // MARK: any thread
 
     /// The server's `Sec-WebSocket-Extensions` answer (nil: none), known once the connection is open.
-    public var negotiatedExtensions: String? {
+    public internal(set) var negotiatedExtensions: String? {
         get { acceptedExtensions.withLock { $0 } }
         set { acceptedExtensions.withLock { $0 = newValue } }
     }
 
+    /// Queues one text message, sent after what was queued before it.
     public func send(text: String) {
         enqueue(.message(Array(text.utf8), mode: .text, endsMessage: true))
     }
 
+    /// Queues one message of `bytes`: a binary message when `binary`, else a text
+    /// message (the bytes are sent as they are, not checked as UTF-8).
     public func send(bytes: [UInt8], binary: Bool = false) {
         enqueue(.message(bytes, mode: binary ? .binary : .text, endsMessage: true))
     }

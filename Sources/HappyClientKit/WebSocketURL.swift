@@ -2,12 +2,16 @@ import Foundation
 
 /// A `ws://` or `wss://` URL taken apart for lws.
 public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
+    /// True for `wss://` (TLS), false for `ws://`.
     public var secure: Bool
+    /// The host name or address (an IPv6 address without its brackets).
     public var host: String
+    /// The TCP port (443 or 80 when the URL named none).
     public var port: Int
     /// Path and query, starting with `/`.
     public var path: String
 
+    /// Creates a URL from its parts; `path` holds the path and query, starting with `/`.
     public init(secure: Bool, host: String, port: Int, path: String) {
         self.secure = secure
         self.host = host
@@ -55,7 +59,14 @@ public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
         self = url
     }
 
-    public var description: String { "\(secure ? "wss" : "ws")://\(host):\(port)\(path)" }
+    /// `ws://host:port/path`, the port always included (an IPv6 address in brackets).
+    public var description: String { "\(secure ? "wss" : "ws")://\(authority)\(path)" }
+
+    /// `host:port`, with an IPv6 address in brackets (`[::1]:8080`).
+    public var authority: String { "\(hostForURL):\(port)" }
+
+    /// The host as a URL or `Host` header writes it: an IPv6 address in brackets.
+    public var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
 
     /// The same server with another path and query.
     public func with(path: String) -> WebSocketURL {
@@ -63,11 +74,12 @@ public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The matching `http(s)://` base, for the HTTP API.
-    public var httpBase: String { "\(secure ? "https" : "http")://\(host):\(port)" }
+    public var httpBase: String { "\(secure ? "https" : "http")://\(authority)" }
 }
 
 /// Percent-encoding for query values.
 public enum QueryEncoding {
+    /// Percent-encodes every UTF-8 byte of `value` but ASCII letters, digits and `-_.~`.
     public static func encode(_ value: String) -> String {
         var out = ""
         for byte in value.utf8 {

@@ -234,7 +234,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         if fields.count == 3, fields[0].text == nil {
             let epoch = Identifiers.newEpoch()
             let told = webhookRouting.webhooks(for: .roomCreated).map { outboxKeys[$0] }
-            try connection.command(bytes: [
+            _ = try connection.command(bytes: [
                 Array("EVAL".utf8), Array(Self.createScript.utf8), Array(String(2 + told.count).utf8),
                 Array(Self.roomKey(name).utf8), Array(Self.eventsKey(name).utf8),
             ] + told.map { Array($0.utf8) } + [

@@ -49,4 +49,34 @@ final class TypedValuesTests: XCTestCase {
         XCTAssertEqual(tick.names.last?.delegateName, "room:somethingNew:")
         XCTAssertEqual(RoomUpdate.tick(tick).seq, 9)
     }
+    func testAnIPv6AddressKeepsItsBracketsWhenWrittenOut() throws {
+        let url = try WebSocketURL(validating: "ws://[::1]:8080/ws")
+        XCTAssertEqual(url.host, "::1")
+        XCTAssertEqual(url.description, "ws://[::1]:8080/ws")
+        XCTAssertEqual(url.httpBase, "http://[::1]:8080")
+        XCTAssertEqual(WebSocketURL(url.description), url, "what it writes reads back")
+        XCTAssertEqual(try WebSocketURL(validating: "ws://127.0.0.1:80").authority, "127.0.0.1:80")
+    }
+
+    /// A tied vote's ack names no event (seq 0): its outcome's scene is the current one.
+    func testATiedVotesStateIsTheCurrentOne() {
+        var ledger = RoomLedger()
+        _ = ledger.welcome(SessionFixtures.welcome(seq: 0))
+        _ = ledger.event(SessionFixtures.event(seq: 1, happiness: 61))
+        _ = ledger.event(SessionFixtures.event(seq: 2, happiness: 62))
+        XCTAssertEqual(ledger.state(after: 0)?.face.happiness, 62)
+    }
+
+    /// A welcome whose limits no Int can hold is read as having none, not a trap.
+    func testLimitsOutOfRangeAreNotTrusted() throws {
+        for (burst, bytes) in [("1e300", "4096"), ("120", "-1e30"), ("120", "4096.7")] {
+            let json = try JSONParser.parse(Array(#"{"limits":{"intentsPerSecond":60,"intentBurst":\#(burst),"maxMessageBytes":\#(bytes)}}"#.utf8))
+            let limits = WelcomeLimits(welcome: json)
+            if bytes == "4096.7" {
+                XCTAssertEqual(limits?.maxMessageBytes, 4096)
+            } else {
+                XCTAssertNil(limits, "\(burst) \(bytes)")
+            }
+        }
+    }
 }

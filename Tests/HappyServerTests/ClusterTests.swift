@@ -110,7 +110,7 @@ final class ClusterTests: XCTestCase {
         let seen = UInt64(try XCTUnwrap(mover.next(type: "ack")?["seq"]?.doubleValue))
 
         nodes[0].kill()
-        XCTAssertNotNil(mover.waitForClose(timeout: 5))
+        XCTAssertNotNil(mover.waitForClose(timeout: 5) as Any?, "the client on the killed node sees its connection close")
         let (writer, _) = try TestClient.join(nodes[1], room: "move", name: "writer")
         var missed: [JSONValue] = []
         for value in [11, 22, 33] {

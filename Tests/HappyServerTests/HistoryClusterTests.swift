@@ -246,6 +246,7 @@ final class HistoryInRedisTests: HistoryRules {
     func testStateAndDragonLabelAtEverySeq() throws { try checkStateAndDragonLabelAtEverySeq() }
     func testAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() throws { try checkAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() }
     func testTheLimitKeepsTheNewestAndOlderSeqsAreGone() throws { try checkTheLimitKeepsTheNewestAndOlderSeqsAreGone() }
+    func testWithoutHistoryThePastIsGoneAndTheRoomGoesOn() throws { try checkWithoutHistoryThePastIsGoneAndTheRoomGoesOn() }
     func testHistorySurvivesARestartAndASIGKILL() throws { try checkHistorySurvivesARestartAndASIGKILL() }
     func testHistoryNeedsATokenWhenAuthIsOn() throws { try checkHistoryNeedsATokenWhenAuthIsOn() }
 }

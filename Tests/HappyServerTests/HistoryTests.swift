@@ -186,6 +186,21 @@ class HistoryRules: XCTestCase {
         XCTAssertEqual(try HTTP.get("\(server.httpBase)/frame/dragon.png?room=l1&seq=6").status, 410)
     }
 
+    /// `historyLimit` 0 keeps no past: asking for it is answered (nothing
+    /// held, 410 for a seq), not a crash, and the room goes on.
+    func checkWithoutHistoryThePastIsGoneAndTheRoomGoesOn() throws {
+        let server = try server(["persistence": ["historyLimit": 0]])
+        let broadcast = try play(nudges(5), on: server, room: "h0")
+        let page = try XCTUnwrap(try history(server, "room=h0&since=3").json)
+        XCTAssertEqual(page["seq"]?.intValue, 5)
+        XCTAssertEqual(page["events"]?.arrayValue?.count, 0, "\(page)")
+        let gone = try HTTP.get("\(server.httpBase)/api/state?room=h0&seq=3")
+        XCTAssertEqual(gone.status, 410, gone.text)
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/frame/face.png?room=h0&seq=2").status, 410)
+        let now = try XCTUnwrap(try HTTP.get("\(server.httpBase)/api/state?room=h0").json)
+        XCTAssertEqual(now["state"], broadcast.last?["state"], "the server is still up and the room current")
+    }
+
     // MARK: durability
 
     func checkHistorySurvivesARestartAndASIGKILL() throws {
@@ -228,6 +243,7 @@ final class HistoryTests: HistoryRules {
     func testStateAndDragonLabelAtEverySeq() throws { try checkStateAndDragonLabelAtEverySeq() }
     func testAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() throws { try checkAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() }
     func testTheLimitKeepsTheNewestAndOlderSeqsAreGone() throws { try checkTheLimitKeepsTheNewestAndOlderSeqsAreGone() }
+    func testWithoutHistoryThePastIsGoneAndTheRoomGoesOn() throws { try checkWithoutHistoryThePastIsGoneAndTheRoomGoesOn() }
     func testHistorySurvivesARestartAndASIGKILL() throws { try checkHistorySurvivesARestartAndASIGKILL() }
     func testHistoryNeedsATokenWhenAuthIsOn() throws { try checkHistoryNeedsATokenWhenAuthIsOn() }
 }
@@ -242,5 +258,6 @@ final class HistoryInMemoryTests: HistoryRules {
     func testStateAndDragonLabelAtEverySeq() throws { try checkStateAndDragonLabelAtEverySeq() }
     func testAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() throws { try checkAPastFrameEqualsTheFrameDrawnThenAndIsCachedForLong() }
     func testTheLimitKeepsTheNewestAndOlderSeqsAreGone() throws { try checkTheLimitKeepsTheNewestAndOlderSeqsAreGone() }
+    func testWithoutHistoryThePastIsGoneAndTheRoomGoesOn() throws { try checkWithoutHistoryThePastIsGoneAndTheRoomGoesOn() }
     func testHistoryNeedsATokenWhenAuthIsOn() throws { try checkHistoryNeedsATokenWhenAuthIsOn() }
 }

@@ -8,18 +8,6 @@ struct CommandContext: Sendable {
     let console: Console
     let environment: [String: String]
 
-    /// Connects and waits for the welcome, within `--timeout`.
-    func join(reconnects: Bool = false) throws(SessionError) -> (HappySession, SessionSnapshot) {
-        let session = HappySession(configuration: common.sessionConfiguration(reconnects: reconnects), loop: loop)
-        do {
-            let snapshot = try session.waitForWelcome(timeout: common.timeout)
-            return (session, snapshot)
-        } catch {
-            session.stop(wait: 0)
-            throw error
-        }
-    }
-
     /// Joins the room (on this command's client loop) within `--timeout`.
     func joinRoom(reconnects: Bool = false) async throws(SessionError) -> HappyRoom {
         let room = HappyRoom(configuration: common.sessionConfiguration(reconnects: reconnects), loop: loop)

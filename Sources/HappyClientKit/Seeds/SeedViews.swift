@@ -33,11 +33,13 @@ public final class FaceView: SharedView, @unchecked Sendable {
     private var drawnSmile: Double?
     private var draws = 0
 
+    /// Gives the smile each time the view draws; held weakly.
     public var dataSource: FaceViewDataSource? {
         get { lock.withLock { storedDataSource } }
         set { lock.withLock { storedDataSource = newValue } }
     }
 
+    /// Hears what anyone in the room changed, on the client loop's thread; held weakly.
     public var delegate: FaceViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }
@@ -69,9 +71,11 @@ public final class FaceView: SharedView, @unchecked Sendable {
     }
 
     /// A pan, as the seed's `handleHappinessGesture:` (`happiness -= translation.y / 2`), for everyone.
+    /// A pan past the whole range (or not finite) moves happiness by at most 100 (protocol's bound).
     @discardableResult
     public func pan(translationY: Double) async throws(SessionError) -> IntentOutcome {
-        try await room.perform(.nudgeHappiness(-Int((translationY / 2).rounded())))
+        let delta = translationY.isFinite ? min(100, max(-100, -(translationY / 2).rounded())) : 0
+        return try await room.perform(.nudgeHappiness(Int(delta)))
     }
 
     func show(_ face: Scene.Face) {
@@ -84,14 +88,19 @@ public final class HeartView: SharedView, @unchecked Sendable {
     private weak var storedDelegate: HeartViewDelegate?
     private var heart = Scene.standard.heart
 
+    /// Hears what anyone in the room changed, on the client loop's thread; held weakly.
     public var delegate: HeartViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }
     }
 
+    /// The room's fill level, 0 (empty) to 1 (full).
     public var rate: Double { lock.withLock { heart.rate } }
+    /// The heart's fill colour.
     public var fillColor: RGBColor { lock.withLock { heart.fillColor } }
+    /// The heart's outline colour.
     public var strokeColor: RGBColor { lock.withLock { heart.strokeColor } }
+    /// The heart's outline width (1 by default, at most 20).
     public var lineWidth: Double { lock.withLock { heart.lineWidth } }
 
     /// Moves the fill level for everyone (the seed's slider).
@@ -111,6 +120,7 @@ public final class DragonView: SharedView, @unchecked Sendable {
     private weak var storedDelegate: DragonViewDelegate?
     private var dragon = Scene.standard.dragon
 
+    /// Hears what anyone in the room pressed, on the client loop's thread; held weakly.
     public var delegate: DragonViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }
@@ -118,6 +128,7 @@ public final class DragonView: SharedView, @unchecked Sendable {
 
     /// The dragon image's frame origin, as the seed's status label reads it.
     public var origin: (x: Double, y: Double) { lock.withLock { (dragon.x, dragon.y) } }
+    /// Whether the dragon is hidden (the hide button).
     public var isHidden: Bool { lock.withLock { dragon.hidden } }
 
     /// The forward button (`forwardButtonClicked:`), for everyone.
@@ -145,8 +156,11 @@ public final class DragonView: SharedView, @unchecked Sendable {
 
 /// The three seed views over one room, kept in step with it until `detach()`.
 public final class SeedViews: Sendable {
+    /// The shared face.
     public let face: FaceView
+    /// The shared heart.
     public let heart: HeartView
+    /// The shared dragon.
     public let dragon: DragonView
     private let room: HappyRoom
     private let observation: Int

@@ -6,15 +6,18 @@
 /// is therefore read as one of those (1013, try again later, for a Happy
 /// server): a refusal worth retrying, not a protocol error.
 public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
+    /// The close code; nil when the connection ended without a close frame.
     public var code: UInt16?
+    /// The close frame's reason text (empty when there was none).
     public var reason: String
 
+    /// Creates a close reason of `code` and `reason`.
     public init(code: UInt16?, reason: String) {
         self.code = code
         self.reason = reason
     }
 
-    /// The code as lws reported it stood for 1012–1015.
+    /// The code as lws reported it stood for 1012–1014 (restart, try again later, bad gateway).
     public var isTryAgainLater: Bool {
         code == 1013 || code == 1012 || code == 1014 || (code == 1002 && !reason.isEmpty)
     }
@@ -22,6 +25,7 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
     /// An operator removed this client (4003) or deleted its room (4004),
     /// PROTOCOL.md section 13.
     public static let kicked: UInt16 = 4003
+    /// The close code of a room deleted by an operator.
     public static let roomDeleted: UInt16 = 4004
 
     /// Retrying cannot help, or must not happen by itself: the server refused
@@ -90,7 +94,7 @@ public enum CloseKind: Equatable, Sendable {
     case normal
     /// 1001: the server is shutting down.
     case goingAway
-    /// 1002.
+    /// Close 1002: a protocol error (lws also reports 1012–1014 as this, see `isTryAgainLater`).
     case protocolError
     /// 1003: a binary message.
     case unsupportedData
@@ -100,9 +104,9 @@ public enum CloseKind: Equatable, Sendable {
     case policyViolation
     /// 1009: a message over `maxMessageBytes`.
     case messageTooBig
-    /// 1011.
+    /// Close 1011: the server met an error it could not recover from.
     case internalError
-    /// 1012–1015: the server is full or restarting; retrying later can work.
+    /// 1012–1014: the server is full or restarting; retrying later can work.
     case tryAgainLater
     /// 4003: an operator removed this client.
     case kicked
@@ -110,5 +114,6 @@ public enum CloseKind: Equatable, Sendable {
     case roomDeleted
     /// The connection ended without a close frame.
     case noCloseFrame
+    /// Any other code.
     case other(UInt16)
 }

@@ -4,6 +4,8 @@ import HappyCore
 /// The connection's events: messages update the ledger and answer pending
 /// requests; ends fail them and either reconnect or end the session.
 extension HappySession: WebSocketDelegate {
+    /// The connection opened; the welcome is still to come. Called by the session's own
+    /// connection on the loop's thread; not for calling directly.
     public func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?) {
         lock.lock()
         if connection === self.connection { opened = true }
@@ -11,6 +13,8 @@ extension HappySession: WebSocketDelegate {
         lock.unlock()
     }
 
+    /// Takes in a server message: updates the ledger, answers pending requests and tells
+    /// the delegate. Called by the session's own connection; not for calling directly.
     public func webSocket(_ connection: WebSocketConnection, didReceive bytes: UnsafeRawBufferPointer, binary: Bool) {
         guard !binary else { return }
         let text = String(decoding: bytes, as: UTF8.self)
@@ -26,10 +30,14 @@ extension HappySession: WebSocketDelegate {
         run(calls)
     }
 
+    /// The connection closed: fails pending requests, then reconnects or ends the
+    /// session. Called by the session's own connection; not for calling directly.
     public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String) {
         ended(connection, close: CloseReason(code: code, reason: reason), failure: nil)
     }
 
+    /// The connection could not be made: fails pending requests, then reconnects or
+    /// ends the session. Called by the session's own connection; not for calling directly.
     public func webSocketDidFail(_ connection: WebSocketConnection, error: String) {
         ended(connection, close: nil, failure: error)
     }
@@ -129,7 +137,7 @@ extension HappySession: WebSocketDelegate {
         case .resync(let seq, let state):
             var presence: [Participant]?
             if case .array(let list)? = json["presence"] { presence = list.compactMap(Participant.init(json:)) }
-            let count = json["presenceCount"]?.doubleValue.map { Int($0) }
+            let count = json["presenceCount"]?.doubleValue.flatMap { $0.isFinite ? Int(exactly: $0.rounded(.towardZero)) : nil }
             ledger.resync(seq: seq, state: state, presence: presence, presenceCount: count)
             return [{ [weak self] in
                 guard let self else { return }

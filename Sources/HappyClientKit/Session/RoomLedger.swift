@@ -5,15 +5,23 @@ import HappyCore
 /// methods say what to do with each message, so that replayed events are
 /// passed on exactly once and in order.
 public struct RoomLedger: Sendable {
+    /// The room's name, from the latest welcome; nil before the first.
     public private(set) var room: String?
+    /// This client, as the latest welcome named it; nil before the first.
     public private(set) var you: Participant?
+    /// The room's history epoch (a new one means its numbering started again); nil
+    /// before the first welcome unless `prime(since:epoch:)` set it.
     public private(set) var epoch: String?
     /// The newest event seq passed on (or covered by a welcome or resync).
     public private(set) var deliveredSeq: UInt64 = 0
+    /// The scene as last known; nil before the first welcome.
     public private(set) var state: Scene?
     /// The seq `state` belongs to.
     public private(set) var stateSeq: UInt64 = 0
+    /// The people this client knows to be in the room; in a crowd room only some
+    /// of them (see `presenceCount`).
     public private(set) var presence: [Participant] = []
+    /// How many people are in the room (observers are not counted).
     public private(set) var presenceCount = 0
     /// How the room's events arrive now (section 12).
     public private(set) var delivery = DeliveryMode.each
@@ -21,6 +29,7 @@ public struct RoomLedger: Sendable {
     private var recent: [(seq: UInt64, state: Scene)] = []
     private static let recentLimit = 64
 
+    /// An empty ledger: nothing seen yet.
     public init() {}
 
     /// Where to resume from: the last seq seen and its epoch.
@@ -135,8 +144,10 @@ public struct RoomLedger: Sendable {
     }
 
     /// The scene right after event `seq` when it is still known (in tick
-    /// delivery, after the tick that carried it), else the current one.
+    /// delivery, after the tick that carried it), else the current one;
+    /// seq 0 (a tied vote's ack, which names no event) is the current one.
     public func state(after seq: UInt64) -> Scene? {
-        recent.first(where: { $0.seq >= seq })?.state ?? state
+        guard seq > 0 else { return state }
+        return recent.first(where: { $0.seq >= seq })?.state ?? state
     }
 }

@@ -40,7 +40,9 @@ public enum ResumeOutcome: Equatable, Sendable {
 
 /// A join or leave, as read from a `presence` message.
 public enum PresenceChange: Equatable, Sendable {
+    /// Someone joined the room.
     case joined(Participant)
+    /// Someone left the room.
     case left(Participant)
     /// A crowd room's joins and leaves of one tick (section 12).
     case batch(PresenceBatch)
@@ -52,10 +54,12 @@ public struct IntentOutcome: Equatable, Sendable {
     /// `applied`, `clamped` (applied within range), `unchanged` (nothing to
     /// change), `blocked` (the dragon at the edge) or `counted` (a dragon vote).
     public var result: AckResult
-    /// The event it caused (or, for `unchanged`, `blocked` and a tie, the room's seq then).
+    /// The event it caused (for `unchanged` and `blocked`, the room's seq then; 0 for a tied vote).
     public var seq: UInt64
+    /// The scene after the event (or, when there was none, the current one).
     public var state: Scene
 
+    /// Creates an outcome of `result` at `seq`, with the scene `state`.
     public init(result: AckResult, seq: UInt64, state: Scene) {
         self.result = result
         self.seq = seq
@@ -66,16 +70,21 @@ public struct IntentOutcome: Equatable, Sendable {
 /// One application-level ping: local send and receive times and the
 /// server's clock, in wall-clock milliseconds.
 public struct PingSample: Equatable, Sendable {
+    /// When the ping was sent, in milliseconds since 1970 (local clock).
     public var sentAt: Double
+    /// When the pong arrived, in milliseconds since 1970 (local clock).
     public var receivedAt: Double
+    /// The server's clock in the pong, in milliseconds since 1970.
     public var serverTime: Int64
 
+    /// Creates a sample from its three times, in milliseconds since 1970.
     public init(sentAt: Double, receivedAt: Double, serverTime: Int64) {
         self.sentAt = sentAt
         self.receivedAt = receivedAt
         self.serverTime = serverTime
     }
 
+    /// The time from ping to pong, in milliseconds.
     public var roundTripMilliseconds: Double { receivedAt - sentAt }
 
     /// The wall clock in milliseconds, with sub-millisecond precision.
@@ -89,6 +98,7 @@ public struct PingSample: Equatable, Sendable {
 
 /// The scene geometry from a welcome's `scene` object.
 extension SceneGeometry {
+    /// Reads the geometry from a welcome's `scene` object; nil when it is missing or incomplete.
     public init?(welcome json: JSONValue) {
         guard let scene = json["scene"], let width = scene["width"]?.doubleValue,
               let height = scene["height"]?.doubleValue, let size = scene["dragonSize"]?.doubleValue,
@@ -99,10 +109,13 @@ extension SceneGeometry {
 
 /// The limits from a welcome's `limits` object.
 extension WelcomeLimits {
+    /// Reads the limits from a welcome's `limits` object; nil when it is missing, incomplete,
+    /// not finite or out of range.
     public init?(welcome json: JSONValue) {
         guard let limits = json["limits"], let rate = limits["intentsPerSecond"]?.doubleValue,
               let burst = limits["intentBurst"]?.doubleValue, let bytes = limits["maxMessageBytes"]?.doubleValue,
-              rate.isFinite, burst.isFinite, bytes.isFinite else { return nil }
-        self.init(intentsPerSecond: rate, intentBurst: Int(burst), maxMessageBytes: Int(bytes))
+              rate.isFinite, let burst = Int(exactly: burst.rounded(.towardZero)),
+              let bytes = Int(exactly: bytes.rounded(.towardZero)) else { return nil }
+        self.init(intentsPerSecond: rate, intentBurst: burst, maxMessageBytes: bytes)
     }
 }

@@ -1,10 +1,15 @@
 /// The claims of a Happy access token (PROTOCOL.md section 7).
 public struct AccessClaims: Equatable, Sendable {
+    /// The display name (`sub`): 1–32 printable characters.
     public var subject: String
+    /// The holder's role (`role`).
     public var role: Role
+    /// The only room the token may be used in (`room`), or nil for any room.
     public var room: String?
+    /// When the token expires (`exp`), in seconds since 1970; nil when it does not.
     public var expiresAt: Int64?
 
+    /// Creates claims; they are not checked here.
     public init(subject: String, role: Role, room: String? = nil, expiresAt: Int64? = nil) {
         self.subject = subject
         self.role = role
@@ -18,11 +23,16 @@ public struct AccessClaims: Equatable, Sendable {
 
 /// Why a token was refused.
 public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Not a well-formed token, or a claim breaks the rules; the text says what.
     case malformed(String)
+    /// The signature does not match the secret.
     case badSignature
+    /// `exp` has passed, by more than the verifier's `leeway`.
     case expired
+    /// The header's `alg` is not `HS256` (`none` when it has none).
     case unsupportedAlgorithm(String)
 
+    /// A short explanation, for logs and error messages.
     public var description: String {
         switch self {
         case .malformed(let why): return "malformed token: \(why)"
@@ -36,6 +46,7 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
 /// Verifies and mints HS256 JSON Web Tokens. The HMAC itself is supplied by
 /// the caller (OpenSSL in the server), keeping this module free of C.
 public struct TokenVerifier: Sendable {
+    /// Computes the HMAC-SHA256 of `message` with `key` (the 32-byte digest).
     public typealias HMAC = @Sendable (_ key: [UInt8], _ message: [UInt8]) -> [UInt8]
 
     private let secret: [UInt8]
@@ -43,12 +54,22 @@ public struct TokenVerifier: Sendable {
     /// Seconds of clock difference tolerated on `exp`.
     public let leeway: Int64
 
+    /// Creates a verifier for tokens signed with the UTF-8 bytes of `secret`,
+    /// tolerating `leeway` seconds of clock difference on `exp`.
     public init(secret: String, leeway: Int64 = 30, hmac: @escaping HMAC) {
         self.secret = Array(secret.utf8)
         self.hmac = hmac
         self.leeway = leeway
     }
 
+    /// Checks a token's form, algorithm and signature, then reads its claims.
+    ///
+    /// - Parameters:
+    ///   - token: the compact JWT, `header.payload.signature` in base64url.
+    ///   - nowSeconds: the current time, in seconds since 1970.
+    /// - Returns: the claims, or why the token is refused: `sub` must be a valid display
+    ///   name, `role` one of the three roles, `room` (optional) a valid room name, and
+    ///   `exp` (optional) a number at most `leeway` seconds in the past.
     public func verify(_ token: String, nowSeconds: Int64) -> Result<AccessClaims, TokenRejection> {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .failure(.malformed("expected three dot-separated parts")) }
@@ -63,7 +84,10 @@ public struct TokenVerifier: Sendable {
             return .failure(.unsupportedAlgorithm(header["alg"]?.stringValue ?? "none"))
         }
         let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
-        guard Self.constantTimeEqual(hmac(secret, signingInput), signature) else { return .failure(.badSignature) }
+        // HS256 signs with 32 bytes; anything else (an empty one too) cannot be a match.
+        guard signature.count == 32, Self.constantTimeEqual(hmac(secret, signingInput), signature) else {
+            return .failure(.badSignature)
+        }
         guard let payload = try? JSONParser.parse(payloadBytes), payload.isObject else {
             return .failure(.malformed("payload is not a JSON object"))
         }
@@ -80,13 +104,18 @@ public struct TokenVerifier: Sendable {
         }
         var expiresAt: Int64?
         if let value = payload["exp"], value != .null {
-            guard let seconds = value.doubleValue, seconds.isFinite else { return .failure(.malformed("exp must be a number")) }
-            expiresAt = Int64(seconds)
-            if nowSeconds > Int64(seconds) + leeway { return .failure(.expired) }
+            guard let seconds = value.doubleValue, seconds.isFinite,
+                  let whole = Int64(exactly: seconds.rounded(.towardZero)) else {
+                return .failure(.malformed("exp must be a number of seconds since 1970"))
+            }
+            expiresAt = whole
+            if nowSeconds - leeway > whole { return .failure(.expired) }
         }
         return .success(AccessClaims(subject: subject, role: role, room: room, expiresAt: expiresAt))
     }
 
+    /// Makes an HS256 token carrying `claims`, signed with the secret; the claims are
+    /// written as given, without checks.
     public func mint(_ claims: AccessClaims) -> String {
         var payload = JSONWriter(capacity: 128)
         payload.beginObject()
@@ -114,6 +143,7 @@ public struct TokenVerifier: Sendable {
 public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
+    /// Encodes `bytes` as base64url without padding.
     public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
@@ -135,6 +165,8 @@ public enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Decodes unpadded base64url; nil for any other character (`=` included) or for a
+    /// length no encoding produces.
     public static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
         var out: [UInt8] = []
         var buffer: UInt32 = 0

@@ -1,13 +1,19 @@
 /// Events another node recorded in a shared store, as published to the others.
 public struct RemoteEvents: Equatable, Sendable {
+    /// The node that recorded the events (its `nodeID`); a node skips its own.
     public var origin: String
+    /// The room's name.
     public var room: String
+    /// The room's epoch.
     public var epoch: String
     /// The room's seq and scene after the last of `events`.
     public var seq: UInt64
+    /// The room's scene after the last of `events`.
     public var scene: Scene
+    /// The new events, oldest first, exactly as broadcast; their seqs run up to `seq`.
     public var events: [StoredEvent]
 
+    /// A message from its parts.
     public init(origin: String, room: String, epoch: String, seq: UInt64, scene: Scene, events: [StoredEvent]) {
         self.origin = origin
         self.room = room
@@ -22,24 +28,34 @@ public struct RemoteEvents: Equatable, Sendable {
 public enum RemotePresence: Equatable, Sendable {
     /// Everyone in the room on other nodes, right after watching it.
     case members(room: String, [Participant])
+    /// A client joined the room on another node.
     case joined(room: String, Participant)
+    /// A client left the room on another node (or that node stopped renewing it).
     case left(room: String, Participant)
 }
 
 /// How nodes sharing rooms hear of each other: events and presence of the
-/// rooms they watch (the rooms they have clients in). Calls may come from any
+/// rooms they watch (every room a node holds in memory). Calls may come from any
 /// thread; handlers run on the bus's own thread.
 public protocol ClusterBus: AnyObject, Sendable {
     /// This node's identity, unique in the cluster.
     var nodeID: String { get }
 
+    /// Starts the bus and sets its handlers: `events` for what other nodes record in
+    /// watched rooms, `presence` for their clients, `reconnected` after an outage (the
+    /// rooms in memory may have missed events). Called once.
     func start(events: @escaping @Sendable (RemoteEvents) -> Void,
                presence: @escaping @Sendable (RemotePresence) -> Void,
                reconnected: @escaping @Sendable () -> Void)
+    /// Starts hearing `room`'s events and presence; the server watches every room it holds in memory.
     func watch(room: String)
+    /// Stops hearing `room` (it left this node's memory).
     func unwatch(room: String)
+    /// Tells the other nodes that `participant` joined `room` on this node (observers are not announced).
     func announce(joined participant: Participant, in room: String)
+    /// Tells the other nodes that `participant` left `room` on this node.
     func announce(left participant: Participant, in room: String)
+    /// Stops the bus at shutdown.
     func stop()
     /// Why the bus cannot hear other nodes right now (and since when), or
     /// nil while it is connected; read from any thread.
@@ -50,7 +66,9 @@ public protocol ClusterBus: AnyObject, Sendable {
 }
 
 extension ClusterBus {
+    /// Default: no problem to report.
     public var linkProblem: String? { nil }
+    /// Default: no primary to report.
     public var followedPrimary: FollowedPrimary? { nil }
 }
 
@@ -65,6 +83,7 @@ public struct FollowedPrimary: Equatable, Sendable {
     /// When it last moved (wall clock, ms); nil before the first switch.
     public var lastSwitchMilliseconds: Int64?
 
+    /// A report from its parts.
     public init(address: String, source: String, switches: Int = 0, lastSwitchMilliseconds: Int64? = nil) {
         self.address = address
         self.source = source
@@ -107,6 +126,7 @@ public struct FollowedPrimary: Equatable, Sendable {
 /// The text form of published events: one line each for origin, room, epoch,
 /// seq and scene, then one event JSON per line (JSON never holds a raw newline).
 public enum RemoteEventsCodec {
+    /// The published form of `events`.
     public static func encode(_ events: RemoteEvents) -> [UInt8] {
         var bytes: [UInt8] = []
         for line in [events.origin, events.room, events.epoch, String(events.seq)] {
@@ -121,6 +141,8 @@ public enum RemoteEventsCodec {
         return bytes
     }
 
+    /// Reads a published message; nil when it is malformed. The events are
+    /// numbered consecutively, the last one `seq`.
     public static func decode(_ bytes: [UInt8]) -> RemoteEvents? {
         let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
         guard lines.count >= 5, let seq = UInt64(String(decoding: lines[3], as: UTF8.self)),
@@ -128,7 +150,7 @@ public enum RemoteEventsCodec {
             return nil
         }
         var events: [StoredEvent] = []
-        guard UInt64(lines.count - 5) <= seq else { return nil }
+        guard UInt64(lines.count - 5) <= seq, seq < UInt64.max else { return nil }
         let first = seq + 1 - UInt64(lines.count - 5)
         for (index, line) in lines.dropFirst(5).enumerated() {
             events.append(StoredEvent(seq: first + UInt64(index), json: Array(line)))

@@ -1,12 +1,15 @@
 /// One recorded event: its seq and the exact JSON text that was broadcast,
 /// so a resumed client receives the same bytes as everyone else did.
 public struct StoredEvent: Equatable, Sendable {
+    /// The event's number in its room.
     public var seq: UInt64
+    /// The event message, byte for byte as it was broadcast.
     public var json: [UInt8]
     /// The dragon's status label right after this event (section 11);
     /// empty when not known (the label then comes from the events).
     public var dragonStatus: String
 
+    /// An event from its parts; `dragonStatus` empty when not known.
     public init(seq: UInt64, json: [UInt8], dragonStatus: String = "") {
         self.seq = seq
         self.json = json
@@ -16,6 +19,7 @@ public struct StoredEvent: Equatable, Sendable {
 
 /// A page of a room's recorded past (PROTOCOL.md section 11).
 public struct HistoryPage: Equatable, Sendable {
+    /// The room's epoch.
     public var epoch: String
     /// The room's current seq.
     public var seq: UInt64
@@ -24,6 +28,7 @@ public struct HistoryPage: Equatable, Sendable {
     /// Events after the asked seq, oldest first.
     public var events: [StoredEvent]
 
+    /// A page from its parts.
     public init(epoch: String, seq: UInt64, first: UInt64, events: [StoredEvent]) {
         self.epoch = epoch
         self.seq = seq
@@ -34,12 +39,16 @@ public struct HistoryPage: Equatable, Sendable {
 
 /// A room as it was right after one of its events (or at `first` - 1).
 public struct PastState: Equatable, Sendable {
+    /// The room's epoch.
     public var epoch: String
+    /// The event this state follows.
     public var seq: UInt64
+    /// The room's scene right after that event.
     public var scene: Scene
     /// The dragon's status label then; empty for the initial label.
     public var dragonStatus: String
 
+    /// A state from its parts.
     public init(epoch: String, seq: UInt64, scene: Scene, dragonStatus: String) {
         self.epoch = epoch
         self.seq = seq
@@ -50,6 +59,7 @@ public struct PastState: Equatable, Sendable {
 
 /// What a store finds for a room at a seq.
 public enum PastStateLookup: Equatable, Sendable {
+    /// The room's state at that seq.
     case found(PastState)
     /// Older than `first` - 1: no longer held.
     case gone(first: UInt64)
@@ -61,13 +71,18 @@ public enum PastStateLookup: Equatable, Sendable {
 
 /// A room as a store holds it.
 public struct StoredRoom: Equatable, Sendable {
+    /// The room's name.
     public var name: String
+    /// The room's epoch: a new one means its past was lost or deleted.
     public var epoch: String
+    /// The seq of the room's last event (0 before the first).
     public var seq: UInt64
+    /// The room's current scene.
     public var scene: Scene
     /// The most recent events, oldest first, at most the retention count.
     public var history: [StoredEvent]
 
+    /// A room from its parts.
     public init(name: String, epoch: String, seq: UInt64, scene: Scene, history: [StoredEvent]) {
         self.name = name
         self.epoch = epoch
@@ -80,13 +95,18 @@ public struct StoredRoom: Equatable, Sendable {
 /// What one room contributes to a commit: its new state and the events
 /// that led there, in seq order.
 public struct RoomCommit: Equatable, Sendable {
+    /// The room's name.
     public var room: String
+    /// The room's epoch.
     public var epoch: String
     /// The seq the store must hold before this commit (compare-and-set for
     /// shared stores); `seq` after it.
     public var baseSeq: UInt64
+    /// The room's seq after this commit: its last event's.
     public var seq: UInt64
+    /// The room's scene after this commit.
     public var scene: Scene
+    /// The new events, in seq order; empty when the store keeps no history (and in a creation commit).
     public var events: [StoredEvent]
     /// Names this commit among all the process makes, and stays the same
     /// when it is sent again: a shared store tells from it whether a commit
@@ -96,6 +116,7 @@ public struct RoomCommit: Equatable, Sendable {
     /// Webhook deliveries of these events (and of a new room), written with them.
     public var deliveries: [OutboxDelivery] = []
 
+    /// A commit from its parts, without webhook deliveries.
     public init(room: String, epoch: String, baseSeq: UInt64, seq: UInt64, scene: Scene, events: [StoredEvent],
                 serial: UInt64 = 0) {
         self.serial = serial
@@ -111,9 +132,12 @@ public struct RoomCommit: Equatable, Sendable {
 /// A room whose commit a shared store refused because it had moved on
 /// (another node recorded first); `current` is what the store holds now.
 public struct CommitConflict: Equatable, Sendable {
+    /// The refused room's name.
     public var room: String
+    /// The room as the store holds it now; nil when it holds none.
     public var current: StoredRoom?
 
+    /// A conflict from its parts.
     public init(room: String, current: StoredRoom?) {
         self.room = room
         self.current = current
@@ -139,12 +163,16 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
         case inDoubt
     }
 
+    /// What went wrong.
     public let kind: Kind
+    /// What happened, for the log.
     public let message: String
+    /// An error of `kind` described by `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
+    /// The message.
     public var description: String { message }
 }
 
@@ -194,6 +222,9 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         var base: PastState
         /// The newest event pushed out, which stands for `first` - 1 (its state is read when asked for).
         var baseEvent: StoredEvent?
+        /// False once commits came without their events (history off): then
+        /// nothing up to `first` - 1 can be told, not even its label.
+        var baseKnown = true
         var baseSeq: UInt64 { baseEvent?.seq ?? base.seq }
     }
 
@@ -210,10 +241,14 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
     /// Webhook deliveries, in memory like everything else here.
     public let outbox = MemoryWebhookOutbox()
 
+    /// Always true: every call is a dictionary lookup or update.
     public var isSynchronous: Bool { true }
+    /// `memory`.
     public var kind: String { "memory" }
+    /// True unless `historyLimit` is 0.
     public var keepsHistory: Bool { historyLimit > 0 }
 
+    /// The room, with its newest `historySize` events as `history`; nil when never committed.
     public func loadRoom(named name: String) throws(StoreError) -> StoredRoom? {
         guard let record = records[name] else { return nil }
         var room = record.room
@@ -222,18 +257,23 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         return room
     }
 
+    /// Forgets the room's state and events; deliveries already queued for its webhooks stay.
     public func deleteRoom(named name: String) throws(StoreError) {
         records.removeValue(forKey: name)
     }
 
+    /// Appends the deliveries to `outbox`.
     public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
         outbox.append(deliveries)
     }
 
+    /// `outbox` itself (memory needs no connection of its own).
     public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
         outbox
     }
 
+    /// Records every commit (never a conflict: nothing else writes here) and queues
+    /// their deliveries. A room's first commit, or one with another epoch, starts its past anew.
     @discardableResult
     public func commit(_ commits: [RoomCommit]) throws(StoreError) -> [CommitConflict] {
         for commit in commits {
@@ -258,11 +298,19 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
             while record.events.count > historyLimit {
                 record.baseEvent = record.events.removeFirst()
             }
+            if record.baseSeq + UInt64(record.events.count) < commit.seq {
+                // Events not given (history off): the past held ends here.
+                record.events = RingQueue()
+                record.baseEvent = nil
+                record.base = PastState(epoch: commit.epoch, seq: commit.seq, scene: commit.scene, dragonStatus: "")
+                record.baseKnown = false
+            }
             records[commit.room] = record
         }
         return []
     }
 
+    /// The events after `since`, at most `limit`, from the newest `historyLimit` held.
     public func history(ofRoom name: String, after since: UInt64, limit: Int) throws(StoreError) -> HistoryPage? {
         guard let record = records[name] else { return nil }
         let first = record.baseSeq + 1
@@ -275,13 +323,17 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         return HistoryPage(epoch: record.room.epoch, seq: record.room.seq, first: first, events: events)
     }
 
+    /// The room right after event `seq`, read from the `state` of that event's JSON;
+    /// throws `damaged` when that JSON holds none.
     public func pastState(ofRoom name: String, at seq: UInt64) throws(StoreError) -> PastStateLookup {
         guard let record = records[name] else { return .unknownRoom }
         if seq > record.room.seq { return .beyond(current: record.room.seq) }
         if seq < record.baseSeq { return .gone(first: record.baseSeq + 1) }
         let event: StoredEvent
         if seq == record.baseSeq {
-            guard let baseEvent = record.baseEvent else { return .found(record.base) }
+            guard let baseEvent = record.baseEvent else {
+                return record.baseKnown ? .found(record.base) : .gone(first: record.baseSeq + 1)
+            }
             event = baseEvent
         } else {
             event = record.events[Int(seq - record.baseSeq) - 1]
@@ -297,5 +349,6 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
         (try? JSONParser.parse(eventJSON, maxDepth: 64))?["state"].flatMap(Scene.init(json:))
     }
 
+    /// Does nothing: there is nothing to flush.
     public func close() {}
 }
