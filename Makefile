@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -26,6 +26,7 @@ help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make client build happyclient (release): .build/release/happyclient --help"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
+	@echo "make docs   the client library's DocC archives in .build/docs; fails on a public symbol without a comment"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side;"
@@ -63,9 +64,13 @@ client: bootstrap-build
 
 TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyCurlTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
+docs: bootstrap-build
+	scripts/docs.sh
+
 test: bootstrap-test
 	scripts/check-ownership.py
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	scripts/docs.sh
 	@rm -f .build/test-counts
 	@for target in $(TEST_TARGETS); do \
 	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \

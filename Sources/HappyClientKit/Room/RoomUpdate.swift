@@ -1,12 +1,15 @@
 /// One scene value an event or tick changed: its path (`dragon.x`) and
 /// the values before and after.
 public struct SceneChange: Equatable, Sendable {
-    /// `face.happiness`, `face.scale`, `heart.rate`, `heart.fillColor`,
+    /// `face.happiness`, `face.smile`, `face.scale`, `heart.rate`, `heart.fillColor`,
     /// `heart.strokeColor`, `heart.lineWidth`, `dragon.x`, `dragon.y`, `dragon.hidden`.
     public var path: String
+    /// The value before.
     public var from: JSONValue
+    /// The value after.
     public var to: JSONValue
 
+    /// Creates a change of `path` from `from` to `to`.
     public init(path: String, from: JSONValue, to: JSONValue) {
         self.path = path
         self.from = from
@@ -16,9 +19,12 @@ public struct SceneChange: Equatable, Sendable {
 
 /// The votes behind a crowd's dragon event (PROTOCOL.md section 12).
 public struct Votes: Equatable, Sendable {
+    /// Votes for `dragon.forward`.
     public var forward: Int
+    /// Votes for `dragon.back`.
     public var back: Int
 
+    /// Creates a tally of `forward` and `back` votes.
     public init(forward: Int, back: Int) {
         self.forward = forward
         self.back = back
@@ -28,6 +34,7 @@ public struct Votes: Equatable, Sendable {
 /// An event of the room (PROTOCOL.md section 3): what the seeds' delegate
 /// would have been told, who caused it, and what it changed.
 public struct HappyEvent: Equatable, Sendable {
+    /// The event's number in the room: one more than the event before it, within an epoch.
     public var seq: UInt64
     /// When the server recorded it, in milliseconds since 1970.
     public var time: Int64
@@ -37,12 +44,14 @@ public struct HappyEvent: Equatable, Sendable {
     public var delegateName: String
     /// Who caused it; nil for a crowd's voted dragon event.
     public var sender: Participant?
+    /// The values it changed, before and after (empty when a dragon button at the edge moved nothing).
     public var changes: [SceneChange]
     /// The scene right after it.
     public var state: Scene
     /// A voted dragon event's votes.
     public var votes: Votes?
 
+    /// Reads an `event` message; a sender with an empty id (a voted event) becomes nil.
     public init(_ message: EventMessage) {
         seq = message.seq
         time = message.time
@@ -60,17 +69,25 @@ public struct HappyEvent: Equatable, Sendable {
 public struct HappyTick: Equatable, Sendable {
     /// How many events of one delegate name the tick covers.
     public struct NameCount: Equatable, Sendable {
+        /// The delegate name as a type; nil for a name this kit does not know.
         public var name: EventName?
+        /// The delegate name as sent: `forwardButtonClicked:`, `faceView:didChangeHappiness:`…
         public var delegateName: String
+        /// How many of the tick's events had this name.
         public var count: Int
     }
 
+    /// The first event the tick covers (`seq` + 1 when it covers none).
     public var from: UInt64
+    /// The last event the tick covers: the room's seq after it.
     public var seq: UInt64
+    /// When the server sent the tick, in milliseconds since 1970.
     public var time: Int64
+    /// How many events of each delegate name the tick covers.
     public var names: [NameCount]
     /// The most recent distinct senders (at most 8); `senderCount` counts them all.
     public var senders: [Participant]
+    /// How many distinct senders the tick's events had.
     public var senderCount: Int
     /// The net change per path over the tick.
     public var changes: [SceneChange]
@@ -78,11 +95,13 @@ public struct HappyTick: Equatable, Sendable {
     public var state: Scene
     /// The tick's joins and leaves, if any.
     public var presence: PresenceBatch?
+    /// The votes of the tick's voted dragon events, summed; nil when it has none.
     public var votes: Votes?
 
     /// How many events it covers (none when it carries joins and leaves only).
     public var eventCount: Int { seq >= from ? Int(seq - from + 1) : 0 }
 
+    /// Reads a `tick` message.
     public init(_ message: TickMessage) {
         from = message.from
         seq = message.seq
@@ -128,9 +147,12 @@ public enum RoomUpdate: Equatable, Sendable {
 /// Who is in the room: the people listed (at most a crowd's batch size)
 /// and how many there are in all.
 public struct RoomPresence: Equatable, Sendable {
+    /// The people this client knows to be here; in a crowd room only some of them (see `count`).
     public var people: [Participant]
+    /// How many people are in the room in all (observers are not counted).
     public var count: Int
 
+    /// Creates a presence of `people`, `count` in all.
     public init(people: [Participant], count: Int) {
         self.people = people
         self.count = count

@@ -4,11 +4,17 @@ import Foundation
 /// each delay shortened by up to `jitter` (a fraction) at random so that
 /// many clients dropped at once do not return at once.
 public struct Backoff: Equatable, Sendable {
+    /// The first retry's delay in seconds, before jitter.
     public var initial: Double
+    /// The longest delay in seconds, before jitter.
     public var maximum: Double
+    /// How many times longer each delay is than the one before.
     public var multiplier: Double
+    /// The largest fraction of a delay cut off at random, 0...1.
     public var jitter: Double
 
+    /// Creates a backoff; the defaults start at 0.2 s and double up to 5 s, each delay
+    /// shortened by up to a half at random. `jitter` is clamped to 0...1.
     public init(initial: Double = 0.2, maximum: Double = 5, multiplier: Double = 2, jitter: Double = 0.5) {
         self.initial = initial
         self.maximum = maximum

@@ -10,9 +10,13 @@ import HappyCore
 /// Thread-safe. The delegate is called on the loop's thread; the blocking
 /// helpers (`waitForWelcome`, `perform`, `ping`) must be called from others.
 public final class HappySession: @unchecked Sendable {
+    /// Receives an intent's outcome or error: on the loop's thread, or at once on the
+    /// caller's when the session is not connected.
     public typealias IntentCompletion = @Sendable (Result<IntentOutcome, SessionError>) -> Void
+    /// Receives a ping's sample or error, called as an `IntentCompletion` is.
     public typealias PingCompletion = @Sendable (Result<PingSample, SessionError>) -> Void
 
+    /// Where and as whom the session connects, and how it reconnects.
     public let configuration: SessionConfiguration
     let loop: ClientLoop
 
@@ -57,6 +61,8 @@ public final class HappySession: @unchecked Sendable {
     var clockOffset: Double?
     var bestPingTrip = Double.infinity
 
+    /// A session not started yet: set `delegate`, then call `start()`. Its connections
+    /// run on `loop` (one loop serves any number of sessions).
     public init(configuration: SessionConfiguration, loop: ClientLoop) {
         self.configuration = configuration
         self.loop = loop

@@ -31,28 +31,44 @@ public protocol HappySessionDelegate: AnyObject {
 }
 
 extension HappySessionDelegate {
+    /// Does nothing by default.
     public func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didReceive event: EventMessage, text: String) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, presence change: PresenceChange, text: String) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didReceiveError error: WireError) {}
+    /// Does nothing by default.
     public func session(_ session: HappySession, didChange state: ConnectionState) {}
 }
 
 /// A consistent copy of a session's knowledge at one moment.
 public struct SessionSnapshot: Sendable {
+    /// The room as the session knows it: epoch, seq, scene and presence.
     public var ledger: RoomLedger
     /// The others' visible pointers, by id.
     public var pointers: [String: PointerEntry]
+    /// The connection's state; nil before `start()`.
     public var connectionState: ConnectionState?
     /// The latest welcome, decoded and as parsed JSON.
     public var welcome: WelcomeMessage?
+    /// The latest welcome as parsed JSON; nil before the first.
     public var welcomeJSON: JSONValue?
+    /// The scene's and the dragon's sizes and the dragon's step, from the latest welcome
+    /// that gave them (the defaults before).
     public var geometry: SceneGeometry
+    /// The server's intent and message limits, from the latest welcome; nil when it gave none.
     public var limits: WelcomeLimits?
     /// Server clock minus local clock, in milliseconds (nil before a welcome).
     public var clockOffsetMilliseconds: Double?

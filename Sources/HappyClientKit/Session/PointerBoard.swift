@@ -5,8 +5,10 @@ import HappyCore
 /// client when it leaves or of everyone when the connection drops (the next
 /// welcome lists them again). A value type whose methods say what changed.
 public struct PointerBoard: Equatable, Sendable {
+    /// The visible pointers, by client id.
     public private(set) var pointers: [String: PointerEntry] = [:]
 
+    /// An empty board.
     public init() {}
 
     /// Takes in a welcome: its list replaces everything known.
@@ -49,6 +51,7 @@ public struct PointerBoard: Equatable, Sendable {
 
 /// A change to the others' pointers, as a session's delegate hears it.
 public struct PointerUpdate: Equatable, Sendable {
+    /// What brought a change about.
     public enum Cause: Equatable, Sendable {
         /// A welcome listed the pointers shown when this client joined.
         case welcome
@@ -60,6 +63,7 @@ public struct PointerUpdate: Equatable, Sendable {
         case disconnected
     }
 
+    /// What brought this change about.
     public var cause: Cause
     /// Pointers that appeared or moved, with their new position.
     public var moved: [PointerEntry]
@@ -71,6 +75,7 @@ public struct PointerUpdate: Equatable, Sendable {
     /// Every visible pointer after the change, by id.
     public var pointers: [String: PointerEntry]
 
+    /// Creates an update; `pointers` is every visible pointer after it.
     public init(cause: Cause, moved: [PointerEntry], gone: [String], removed: [PointerEntry],
                 pointers: [String: PointerEntry]) {
         self.cause = cause

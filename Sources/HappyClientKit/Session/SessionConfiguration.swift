@@ -13,13 +13,17 @@ public struct SessionConfiguration: Sendable {
     public var observe: Bool
     /// Reconnect (and resume) when a connection that was welcomed drops.
     public var reconnects: Bool
+    /// The delays between reconnect attempts.
     public var backoff: Backoff
+    /// How each connection is opened: subprotocol, headers, TLS, keepalive.
     public var options: WebSocketOptions
     /// The least time between two of this client's `pointer` messages, in
     /// seconds: the server's default batch interval, and within its default
     /// limit of 30 a second.
     public var pointerInterval: Double
 
+    /// Creates a configuration. Unlike `HappyRoom.connect`, it does not reconnect
+    /// unless `reconnects` is true; pointers are paced to one every 0.05 s by default.
     public init(server: WebSocketURL, room: String? = nil, name: String? = nil, token: String? = nil,
                 observe: Bool = false, reconnects: Bool = false, backoff: Backoff = Backoff(),
                 options: WebSocketOptions = WebSocketOptions(), pointerInterval: Double = 0.05) {

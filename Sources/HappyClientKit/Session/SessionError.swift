@@ -22,6 +22,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Not a `ws://`, `wss://`, `http://` or `https://` URL with a host.
     case invalidURL(String, reason: String)
 
+    /// The error in words, for people: `cannot connect to ws://…: Connection refused`.
     public var description: String {
         switch self {
         case .cannotConnect(let url, let reason): return "cannot connect to \(url): \(reason)"

@@ -1,59 +1,111 @@
 /// The server's configuration: `config.json`, keys and defaults of
 /// PROTOCOL.md section 9. Every key is optional; unknown keys are errors.
 public struct HappyConfig: Equatable, Sendable {
+    /// Address to listen on (`host`, default `"127.0.0.1"`); `--host` overrides it.
     public var host = "127.0.0.1"
+    /// Port to listen on (`port`, default 8080); 0 picks a free one. `--port` overrides it.
     public var port = 8080
+    /// Folder served at `/` (`webRoot`, default `"web"`); a relative path is taken
+    /// from the configuration file's folder.
     public var webRoot = "web"
+    /// Where the room store lives (`dataDir`, default `"data"`); a relative path is
+    /// taken from the configuration file's folder.
     public var dataDir = "data"
+    /// Room of clients that name none (`defaultRoom`, default `"lobby"`).
     public var defaultRoom = "lobby"
     /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client.
     public var trustedProxies: [String] = []
+    /// A new room's state, the face's scale range and the dragon scene's geometry (`scene`).
     public var scene = SceneSection()
+    /// Caps, rate limits, timeouts and history sizes (`limits`).
     public var limits = LimitsSection()
+    /// Whether and how rooms are recorded on disk (`persistence`).
     public var persistence = PersistenceSection()
+    /// Access tokens and allowed browser origins (`auth`).
     public var auth = AuthSection()
+    /// The PEM files that turn on `wss://` and `https://` (`tls`).
     public var tls = TLSSection()
+    /// Offer permessage-deflate (`compression`, default false).
     public var compression = false
+    /// The Autobahn conformance suite's endpoint (`conformance`).
     public var conformance = ConformanceSection()
+    /// Sharing rooms between nodes through Redis (`cluster`).
     public var cluster = ClusterSection()
+    /// How crowded rooms get their events and presence (`crowd`, PROTOCOL.md section 12).
     public var crowd = CrowdSection()
     /// Receivers of the rooms' news (PROTOCOL.md section 13).
     public var webhooks: [Webhook] = []
     /// Undelivered deliveries kept per webhook; past it the oldest are dropped.
     public var webhookQueueMax = 100_000
+    /// Log level and format (`log`).
     public var log = LogSection()
 
+    /// A configuration with every key at its default.
     public init() {}
 
+    /// The `scene` keys: the state of a new room (and of `room.reset`), the face's
+    /// scale range and the dragon scene's geometry (PROTOCOL.md sections 1 and 9).
     public struct SceneSection: Equatable, Sendable {
+        /// A new room's face happiness, 0-100 (`scene.happiness`, default 50).
         public var happiness = 50
+        /// A new room's face scale, within `scaleMin`...`scaleMax` (`scene.scale`, default 0.9).
         public var scale = 0.9
+        /// Smallest face scale, greater than 0; `face.setScale` clamps to it (`scene.scaleMin`, default 0.1).
         public var scaleMin = 0.1
+        /// Largest face scale; `face.setScale` clamps to it (`scene.scaleMax`, default 2.0).
         public var scaleMax = 2.0
+        /// A new room's heart wave fill level, 0-1 (`scene.rate`, default 0.5).
         public var rate = 0.5
+        /// A new room's heart fill colour, `#rgb` or `#rrggbb` (`scene.fillColor`, default `"#ff0000"`).
         public var fillColor = "#ff0000"
+        /// A new room's heart outline colour, `#rgb` or `#rrggbb` (`scene.strokeColor`, default `"#000000"`).
         public var strokeColor = "#000000"
+        /// A new room's heart line width, 0-20; 0 stands for 1 (`scene.lineWidth`, default 1).
         public var lineWidth = 1.0
+        /// A new room's dragon x, its top-left corner (`scene.dragonX`, default 10).
         public var dragonX = 10.0
+        /// A new room's dragon y, its top-left corner (`scene.dragonY`, default 10).
         public var dragonY = 10.0
+        /// The dragon scene's width, sent in `welcome.scene` (`scene.width`, default 375).
         public var width = 375.0
+        /// The dragon scene's height, sent in `welcome.scene` (`scene.height`, default 180).
         public var height = 180.0
+        /// The square dragon's side, at most `width` (`scene.dragonSize`, default 100).
         public var dragonSize = 100.0
+        /// How far `dragon.forward` and `dragon.back` move the dragon (`scene.step`, default 10).
         public var step = 10.0
     }
 
+    /// The `limits` keys: caps, rate limits, timeouts and history sizes
+    /// (see "Limits and timeouts" in docs/operations.md).
     public struct LimitsSection: Equatable, Sendable {
+        /// Connected clients; past it new ones get close 1013 (`limits.maxClients`, default 10000).
+        /// Also caps the open frame streams.
         public var maxClients = 10000
+        /// Rooms with clients; past it a new room gets close 1013 (`limits.maxRooms`, default 1000).
         public var maxRooms = 1000
+        /// Largest client message in bytes, after reassembly; a larger one closes with 1009
+        /// (`limits.maxMessageBytes`, default 4096, 64-16777216). Sent in `welcome.limits`.
         public var maxMessageBytes = 4096
+        /// Refill rate, tokens per second, of each connection's intent token bucket (and each
+        /// address's on `POST /api/intent`) (`limits.intentsPerSecond`, default 60).
         public var intentsPerSecond = 60.0
+        /// Size of that token bucket, in intents (`limits.intentBurst`, default 120).
         public var intentBurst = 120
+        /// `rate_limited` answers within 10 s before close 1008 (`limits.floodLimit`, default 100).
         public var floodLimit = 100
+        /// A client's outgoing queue, in bytes (`limits.maxQueuedBytes`, default 1048576): past it
+        /// queued events become one `resync`. Also bounds each room's broadcast log.
         public var maxQueuedBytes = 1_048_576
+        /// A client that reads nothing for this many seconds is dropped (`limits.writeTimeoutSeconds`, default 30).
         public var writeTimeoutSeconds = 30.0
+        /// WebSocket keepalive: ping after this many seconds of silence (`limits.pingIntervalSeconds`, default 20).
         public var pingIntervalSeconds = 20.0
+        /// Seconds a ping may go unanswered before the client is dropped (`limits.pingTimeoutSeconds`, default 10).
         public var pingTimeoutSeconds = 10.0
+        /// Events kept per room for resuming clients, in memory and on disk (`limits.historySize`, default 1000).
         public var historySize = 1000
+        /// Above this many clients in a room, no join/leave broadcasts (`limits.presenceBroadcastMax`, default 1000).
         public var presenceBroadcastMax = 1000
         /// Open TCP connections (WebSocket and HTTP) from one address; 0 means no cap.
         public var maxConnectionsPerAddress = 512
@@ -65,29 +117,46 @@ public struct HappyConfig: Equatable, Sendable {
         public var maxPointersPerBatch = 50
     }
 
+    /// The `persistence` keys: recording rooms in SQLite under `dataDir`.
     public struct PersistenceSection: Equatable, Sendable {
+        /// Record rooms in SQLite under `dataDir`; false keeps them in memory only
+        /// (`persistence.enabled`, default true).
         public var enabled = true
+        /// Sync the write-ahead log on every group commit (`persistence.fsync`, default true).
         public var fsync = true
         /// Events a room keeps on disk for history and replay.
         public var historyLimit = 100_000
     }
 
+    /// The `auth` keys: access tokens and browser origins (PROTOCOL.md section 7).
     public struct AuthSection: Equatable, Sendable {
+        /// HS256 secret; when set, clients need a token (`auth.secret`, default empty: no tokens).
         public var secret = ""
+        /// Origins a browser may connect from, import `/js/` from and read the API from (CORS);
+        /// empty allows any (`auth.allowedOrigins`, default `[]`).
         public var allowedOrigins: [String] = []
     }
 
+    /// The `tls` keys: PEM files for `wss://` and `https://`; both or neither.
     public struct TLSSection: Equatable, Sendable {
+        /// The certificate's PEM file (`tls.cert`, default empty: no TLS).
         public var cert = ""
+        /// The private key's PEM file (`tls.key`, default empty).
         public var key = ""
+        /// Whether the server speaks TLS: a certificate is set (`validate()` requires the key with it).
         public var isEnabled: Bool { !cert.isEmpty }
     }
 
+    /// The `conformance` keys (docs/conformance.md).
     public struct ConformanceSection: Equatable, Sendable {
+        /// Enable the `/echo` endpoint the Autobahn suite uses (`conformance.echo`, default false).
         public var echo = false
     }
 
+    /// The `cluster` keys: sharing rooms between nodes through Redis.
     public struct ClusterSection: Equatable, Sendable {
+        /// `redis://[:password@]host:port/db`, or the Sentinel form read by `RedisTarget`
+        /// (`cluster.redis`, default empty: this node alone, no Redis).
         public var redis = ""
         /// Run against a Redis that could lose acknowledged writes (no
         /// append-only file synced on every write); off by default.
@@ -104,6 +173,7 @@ public struct HappyConfig: Equatable, Sendable {
 
     /// Crowd rooms (PROTOCOL.md section 12): tick delivery, presence batches, votes.
     public struct CrowdSection: Equatable, Sendable {
+        /// How a room's events reach its clients (`crowd.mode`).
         public enum Mode: String, Equatable, Sendable, CaseIterable {
             /// Ticks while a room's delivery load is above `tickAbove`.
             case auto
@@ -113,6 +183,7 @@ public struct HappyConfig: Equatable, Sendable {
             case each
         }
 
+        /// How a room applies dragon intents (`crowd.dragon`).
         public enum DragonMode: String, Equatable, Sendable, CaseIterable {
             /// Every dragon intent is applied on its own.
             case each
@@ -120,12 +191,16 @@ public struct HappyConfig: Equatable, Sendable {
             case vote
         }
 
+        /// How a room's events reach its clients (`crowd.mode`, default `auto`).
         public var mode = Mode.auto
+        /// A tick's length in milliseconds, 10-1000: at most one tick (and one presence batch)
+        /// per room in that time (`crowd.tickMs`, default 50).
         public var tickMs = 50
         /// Events per second × clients above which `auto` switches to ticks.
         public var tickAbove = 20_000
         /// Clients in a room above which joins and leaves are sent in batches.
         public var presenceBatchAbove = 100
+        /// Whether dragon moves apply one by one or by vote (`crowd.dragon`, default `each`).
         public var dragon = DragonMode.each
         /// Tick messages a second one room may send (clients × ticks a
         /// second); a bigger room ticks less often. 0: always `tickMs`.
@@ -142,10 +217,15 @@ public struct HappyConfig: Equatable, Sendable {
 
     /// One webhook: where to POST, which deliveries, and the secret that signs them.
     public struct Webhook: Equatable, Sendable {
+        /// Where batches are POSTed: an `http://` or `https://` URL (`webhooks[].url`).
         public var url: String
+        /// The delivery types this webhook gets; at least one (`webhooks[].events`).
         public var events: [WebhookEventType]
+        /// Key of the HMAC-SHA256 in each batch's `X-Happy-Signature`; must not be empty
+        /// (`webhooks[].secret`).
         public var secret: String
 
+        /// A webhook from its three keys.
         public init(url: String, events: [WebhookEventType], secret: String) {
             self.url = url
             self.events = events
@@ -153,8 +233,11 @@ public struct HappyConfig: Equatable, Sendable {
         }
     }
 
+    /// The `log` keys.
     public struct LogSection: Equatable, Sendable {
+        /// `debug`, `info`, `warn` or `error` (`log.level`, default `"info"`).
         public var level = "info"
+        /// `text`, or `json` for one object per line (`log.format`, default `"text"`).
         public var format = "text"
     }
 
@@ -176,6 +259,7 @@ public struct HappyConfig: Equatable, Sendable {
                           scaleMin: scene.scaleMin, scaleMax: scene.scaleMax)
     }
 
+    /// The limits every client is told in `welcome.limits`.
     public var welcomeLimits: WelcomeLimits {
         WelcomeLimits(intentsPerSecond: limits.intentsPerSecond, intentBurst: limits.intentBurst,
                       maxMessageBytes: limits.maxMessageBytes)
@@ -184,16 +268,24 @@ public struct HappyConfig: Equatable, Sendable {
 
 /// A configuration problem, naming the key and what is wrong with it.
 public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    /// The text for the operator; those of `parse` and `validate` start with the file's name.
     public let message: String
+    /// An error with this text.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }
 
 /// What a webhook delivery reports (PROTOCOL.md section 13).
 public enum WebhookEventType: String, Equatable, Sendable, CaseIterable {
+    /// `room.created`: a room started a new epoch (also after a `DELETE`).
     case roomCreated = "room.created"
+    /// `room.emptied`: a room's last client on this node left.
     case roomEmptied = "room.emptied"
+    /// `presence.joined`: a client (not an observer) joined a room.
     case presenceJoined = "presence.joined"
+    /// `presence.left`: a client (not an observer) left a room.
     case presenceLeft = "presence.left"
+    /// `event`: an event, exactly as it was broadcast.
     case event
 }

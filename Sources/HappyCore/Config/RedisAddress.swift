@@ -1,10 +1,15 @@
 /// `redis://[:password@]host:port[/db]`, as `cluster.redis` takes it.
 public struct RedisURL: Equatable, Sendable {
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (6379 when the URL gives none).
     public var port: Int
+    /// The database number (`/db`; 0 when the URL gives none).
     public var database: Int
+    /// The password, or nil when the URL gives none.
     public var password: String?
 
+    /// A URL from its parts.
     public init(host: String, port: Int, database: Int = 0, password: String? = nil) {
         self.host = host
         self.port = port
@@ -12,6 +17,8 @@ public struct RedisURL: Equatable, Sendable {
         self.password = password
     }
 
+    /// Parses `text`; nil when it is not a `redis://` URL or is malformed (an empty
+    /// host, a port outside 1-65535, a database that is not a number 0 or more).
     public init?(_ text: String) {
         guard text.hasPrefix("redis://") else { return nil }
         var rest = Substring(text.dropFirst("redis://".count))
@@ -60,13 +67,20 @@ public struct RedisURL: Equatable, Sendable {
 /// `master`. The password and database are the primary's; the sentinels are
 /// asked without a password.
 public struct RedisSentinelURL: Equatable, Sendable {
+    /// The sentinels to ask, in the order given.
     public var sentinels: [(host: String, port: Int)]
+    /// The name under which the sentinels know the primary.
     public var master: String
+    /// The primary's database number (0 when the URL gives none).
     public var database: Int
+    /// The primary's password, or nil when the URL gives none.
     public var password: String?
 
+    /// The port of a sentinel listed without one.
     public static let defaultPort = 26379
 
+    /// Parses `text`; nil when it is not a `redis+sentinel://` URL, lists no
+    /// sentinel, or has a malformed host, port, master name or database.
     public init?(_ text: String) {
         guard text.hasPrefix("redis+sentinel://") else { return nil }
         var rest = Substring(text.dropFirst("redis+sentinel://".count))
@@ -95,6 +109,8 @@ public struct RedisSentinelURL: Equatable, Sendable {
         RedisURL(host: host, port: port, database: database, password: password)
     }
 
+    /// Same master, database, password and sentinels (in order); written out
+    /// because the sentinel tuples are not `Equatable`.
     public static func == (a: RedisSentinelURL, b: RedisSentinelURL) -> Bool {
         a.master == b.master && a.database == b.database && a.password == b.password
             && a.sentinels.map { "\($0.host):\($0.port)" } == b.sentinels.map { "\($0.host):\($0.port)" }
@@ -103,9 +119,12 @@ public struct RedisSentinelURL: Equatable, Sendable {
 
 /// What `cluster.redis` names: one Redis, or a primary found through Sentinel.
 public enum RedisTarget: Equatable, Sendable {
+    /// One Redis at a fixed address.
     case direct(RedisURL)
+    /// A primary found (and followed across failovers) through Sentinel.
     case sentinel(RedisSentinelURL)
 
+    /// Parses `cluster.redis`; nil when `text` is neither form.
     public init?(_ text: String) {
         if let url = RedisURL(text) {
             self = .direct(url)
@@ -116,6 +135,7 @@ public enum RedisTarget: Equatable, Sendable {
         }
     }
 
+    /// Whether the primary is found through Sentinel (then `cluster.minReplicaAcks` defaults to 1).
     public var usesSentinel: Bool {
         if case .sentinel = self { return true }
         return false

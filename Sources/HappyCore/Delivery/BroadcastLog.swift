@@ -27,6 +27,7 @@ public struct BroadcastLog<Element> {
         }
     }
 
+    /// Bytes the log may hold; the newest entry stays even when it alone is larger.
     public let byteLimit: Int
     @usableFromInline var entries = RingQueue<Entry>()
     @usableFromInline var storedStart: UInt64 = 0
@@ -35,8 +36,10 @@ public struct BroadcastLog<Element> {
     /// Deliveries given up because the log was full: for each entry dropped
     /// early, the clients that had not written it (they get a resync).
     @usableFromInline var storedDroppedDeliveries = 0
+    /// Deliveries given up so far because the log was full (each client concerned gets a resync).
     @inlinable public var droppedDeliveries: Int { storedDroppedDeliveries }
 
+    /// An empty log that holds at most `byteLimit` bytes.
     @inlinable
     public init(byteLimit: Int) {
         self.byteLimit = byteLimit
@@ -46,7 +49,9 @@ public struct BroadcastLog<Element> {
     @inlinable public var start: UInt64 { storedStart }
     /// The position the next entry will get.
     @inlinable public var end: UInt64 { storedStart + UInt64(entries.count) }
+    /// The number of entries held.
     @inlinable public var count: Int { entries.count }
+    /// Bytes of the entries held.
     @inlinable public var bytes: Int { storedBytes }
 
     /// Appends an entry that `readers` clients have to write; returns its position.

@@ -9,14 +9,19 @@
 /// `@inlinable` so the server gets a version specialized for its frames.
 @frozen
 public struct Outbox<Payload> {
+    /// A queued item, as the writer takes it.
     @frozen
     public enum Entry {
+        /// A message, its size in bytes, and whether the slow-reader policy may drop it.
         case message(Payload, bytes: Int, droppable: Bool)
+        /// Where a resync must be written.
         case resync
     }
 
+    /// What `push` did with a message.
     @frozen
     public enum Admission: Equatable {
+        /// The message was queued.
         case queued
         /// Events were dropped; a resync is now pending.
         case overflowed(droppedMessages: Int)
@@ -46,29 +51,40 @@ public struct Outbox<Payload> {
         }
     }
 
+    /// Queued bytes past which droppable messages give way to a resync (`limits.maxQueuedBytes`).
     public let limit: Int
     @usableFromInline var storedQueuedBytes = 0
     @usableFromInline var storedResyncPending = false
     @usableFromInline var entries = RingQueue<Slot>()
 
+    /// An empty outbox with this limit.
     @inlinable
     public init(limit: Int) {
         self.limit = limit
     }
 
+    /// Bytes of the queued messages (the resync marker counts none).
     @inlinable public var queuedBytes: Int { storedQueuedBytes }
     /// More is queued than the limit: only replies can bring it there.
     @inlinable public var isOverLimit: Bool { storedQueuedBytes > limit }
+    /// Whether a resync marker is queued.
     @inlinable public var resyncPending: Bool { storedResyncPending }
+    /// Whether nothing is queued.
     @inlinable public var isEmpty: Bool { entries.isEmpty }
+    /// The number of entries queued, the resync marker included.
     @inlinable public var count: Int { entries.count }
+    /// The first entry, or nil when the outbox is empty.
     @inlinable public var first: Entry? { entries.first?.entry }
+    /// The entry `offset` places from the front.
     @inlinable public subscript(offset: Int) -> Entry { entries[offset].entry }
 
     /// The first message's payload, or nil when the outbox is empty or a
     /// resync comes first (the per-message path, without building an `Entry`).
     @inlinable public var firstPayload: Payload? { entries.first?.payload }
 
+    /// Queues a message. A droppable one (an event) is skipped while a resync is
+    /// pending, and one that would take the queue past `limit` is dropped with the
+    /// other droppable ones for a resync; the others are always queued.
     @inlinable @discardableResult
     public mutating func push(_ payload: Payload, bytes: Int, droppable: Bool) -> Admission {
         if droppable {
@@ -97,6 +113,7 @@ public struct Outbox<Payload> {
         if !storedResyncPending { _ = dropDroppable() }
     }
 
+    /// Empties the outbox, pending resync included.
     @inlinable
     public mutating func removeAll() {
         entries.removeAll()

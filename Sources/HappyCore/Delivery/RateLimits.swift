@@ -1,10 +1,13 @@
 /// A token bucket: `burst` tokens, refilled at `ratePerSecond`.
 public struct TokenBucket: Sendable {
+    /// Tokens added per second.
     public let ratePerSecond: Double
+    /// The most tokens the bucket holds; it starts full.
     public let burst: Double
     private var tokens: Double
     private var updatedAt: Double
 
+    /// A full bucket; `now` in seconds on the monotonic clock.
     public init(ratePerSecond: Double, burst: Int, now: Double) {
         self.ratePerSecond = ratePerSecond
         self.burst = Double(burst)
@@ -27,11 +30,14 @@ public struct TokenBucket: Sendable {
 /// Counts `rate_limited` answers in a sliding window; a client that collects
 /// more than `limit` of them within `window` seconds is flooding.
 public struct FloodMeter: Sendable {
+    /// `rate_limited` answers a client may collect within `window` (`limits.floodLimit`).
     public let limit: Int
+    /// The window's length in seconds.
     public let window: Double
     private var times: [Double] = []
     private var start = 0
 
+    /// A meter with nothing recorded; `window` in seconds, 10 as PROTOCOL.md states.
     public init(limit: Int, window: Double = 10) {
         self.limit = limit
         self.window = window

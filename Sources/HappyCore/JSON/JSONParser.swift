@@ -1,7 +1,10 @@
 /// Why a text is not JSON, with the byte offset where parsing stopped.
 public struct JSONParseError: Error, Equatable, CustomStringConvertible {
+    /// What was wrong, for people.
     public let message: String
+    /// The byte offset in the input where parsing stopped.
     public let offset: Int
+    /// The message and the offset (`… at byte 12`).
     public var description: String { "\(message) at byte \(offset)" }
 }
 
@@ -9,18 +12,26 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
 /// comments, trailing commas and invalid UTF-8, and bounds nesting depth so
 /// hostile input cannot exhaust the stack.
 public struct JSONParser {
+    /// The deepest nesting of arrays and objects accepted unless told otherwise (32).
     public static let defaultMaxDepth = 32
 
+    /// Parses one JSON value from `text`, nested at most `maxDepth` deep; whitespace may
+    /// surround it, nothing else may follow it.
+    /// - Throws: `JSONParseError` with the byte offset of the problem.
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 
+    /// Parses one JSON value from UTF-8 `bytes`, nested at most `maxDepth` deep.
+    /// - Throws: `JSONParseError` with the byte offset of the problem.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
             try parse(buffer, maxDepth: maxDepth)
         }
     }
 
+    /// Parses one JSON value from the UTF-8 bytes in `buffer`, nested at most `maxDepth` deep.
+    /// - Throws: `JSONParseError` with the byte offset of the problem.
     public static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
         parser.skipWhitespace()

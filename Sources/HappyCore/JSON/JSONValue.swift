@@ -1,13 +1,21 @@
 /// A parsed JSON value. Objects keep their members in document order; a later
 /// duplicate key wins on lookup, as in most JSON readers.
 public enum JSONValue: Equatable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; a literal too large for `Double` (`1e400`) reads as an infinity.
     case number(Double)
+    /// A string, escapes resolved.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object's members in document order, duplicate keys kept.
     case object([(key: String, value: JSONValue)])
 
+    /// Structural equality; objects compare their members in order, so the same members
+    /// in another order are not equal.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -27,21 +35,25 @@ public enum JSONValue: Equatable, Sendable {
         return members.last(where: { $0.key == key })?.value
     }
 
+    /// The string, or nil when the value is not a string.
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
+    /// The number, or nil when the value is not a number; it may be infinite (see `number`).
     public var doubleValue: Double? {
         if case .number(let d) = self { return d }
         return nil
     }
 
+    /// The boolean, or nil when the value is not a boolean.
     public var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
 
+    /// Whether the value is an object.
     public var isObject: Bool {
         if case .object = self { return true }
         return false

@@ -2,10 +2,13 @@
 /// directly (no intermediate dictionaries), optionally after `headroom` zero
 /// bytes that a transport can fill with its own framing in place.
 public struct JSONWriter {
+    /// Everything written so far, the headroom included.
     public private(set) var bytes: [UInt8]
+    /// How many zero bytes precede the JSON in `bytes`.
     public let headroom: Int
     private var needsComma = false
 
+    /// Starts with `headroom` zero bytes, reserving room for `capacity` bytes of JSON after them.
     public init(headroom: Int = 0, capacity: Int = 256) {
         self.headroom = headroom
         bytes = []
@@ -15,14 +18,20 @@ public struct JSONWriter {
 
     /// The JSON text written so far, without the headroom.
     public var payload: ArraySlice<UInt8> { bytes[headroom...] }
+    /// The length of `payload` in bytes.
     public var payloadCount: Int { bytes.count - headroom }
+    /// `payload` as a string.
     public var text: String { String(decoding: payload, as: UTF8.self) }
 
     // MARK: structure
 
+    /// Writes `{`, after a comma when a value precedes it.
     public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); needsComma = false }
+    /// Writes `}`.
     public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
+    /// Writes `[`, after a comma when a value precedes it.
     public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); needsComma = false }
+    /// Writes `]`.
     public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
 
     /// Writes `"name":`; the next value call completes the member.
@@ -35,6 +44,7 @@ public struct JSONWriter {
         needsComma = false
     }
 
+    /// Writes `"name":` with `name` escaped; the next value call completes the member.
     public mutating func key(_ name: String) {
         separate()
         appendQuoted(name)
@@ -44,23 +54,29 @@ public struct JSONWriter {
 
     // MARK: values
 
+    /// Writes a string, escaping quotes, backslashes and control characters.
     public mutating func string(_ value: String) { separate(); appendQuoted(value); needsComma = true }
 
+    /// Writes `value` verbatim as the next value (`true`, `null`, a quoted constant); it is not checked.
     public mutating func literal(_ value: StaticString) {
         separate()
         value.withUTF8Buffer { bytes.append(contentsOf: $0) }
         needsComma = true
     }
 
+    /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) { literal(value ? "true" : "false") }
+    /// Writes `null`.
     public mutating func null() { literal("null") }
 
+    /// Writes an integer.
     public mutating func int(_ value: Int) {
         separate()
         appendInteger(value)
         needsComma = true
     }
 
+    /// Writes an unsigned integer, also one above `Int.max`.
     public mutating func uint(_ value: UInt64) {
         separate()
         if value <= UInt64(Int.max) { appendInteger(Int(value)) } else { bytes.append(contentsOf: Array(String(value).utf8)) }
@@ -82,6 +98,8 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Writes a parsed value as compact JSON, object members in their order; a
+    /// non-finite number is written as `null`.
     public mutating func value(_ json: JSONValue) {
         switch json {
         case .null: null()

@@ -6,6 +6,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// 4 bytes for IPv4, 16 for IPv6, in network order.
     public let bytes: [UInt8]
 
+    /// Reads an IPv4 address (dotted quad, no leading zeros) or an IPv6 address; nil for anything else.
     public init?<S: StringProtocol>(_ text: S) {
         let scalars = Array(text.utf8)
         if scalars.contains(UInt8(ascii: ":")) {
@@ -18,6 +19,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is an IPv4 address (an IPv4-mapped IPv6 address included).
     public var isIPv4: Bool { bytes.count == 4 }
 
     /// 127.0.0.0/8 or ::1.

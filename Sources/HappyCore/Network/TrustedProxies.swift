@@ -9,6 +9,7 @@
 public struct TrustedProxies: Equatable, Sendable {
     private let addresses: Set<IPAddress>
 
+    /// Trusts the given proxy addresses (none by default).
     public init(_ addresses: [IPAddress] = []) {
         self.addresses = Set(addresses)
     }
@@ -23,8 +24,10 @@ public struct TrustedProxies: Equatable, Sendable {
         self.init(addresses)
     }
 
+    /// Whether no proxy is trusted (then `X-Forwarded-For` is never read).
     public var isEmpty: Bool { addresses.isEmpty }
 
+    /// Whether `peer` is the address of a trusted proxy (false when it is not an IP address).
     public func trusts(_ peer: String) -> Bool {
         guard !addresses.isEmpty, let address = IPAddress(peer) else { return false }
         return addresses.contains(address)

@@ -1,6 +1,8 @@
 /// A message from a client (PROTOCOL.md section 4).
 public enum ClientMessage: Equatable, Sendable {
+    /// An `intent`: an action for the room, with the client's optional `id`.
     case intent(Intent)
+    /// An application-level `ping`; the server answers a `pong` echoing `id`.
     case ping(id: String?)
     /// A live pointer (section 10); nil hides it.
     case pointer(PointerPosition?)
@@ -9,8 +11,16 @@ public enum ClientMessage: Equatable, Sendable {
 /// Turns the text of one client message into a `ClientMessage`, or into the
 /// exact error the protocol prescribes.
 public enum ClientMessageDecoder {
+    /// The longest `id` a client may send, in characters; a longer one is `bad_message`.
     public static let maxIDLength = 64
 
+    /// Decodes one client message from its UTF-8 bytes.
+    ///
+    /// - Returns: the message, or the error to answer with: `bad_json` when the bytes
+    ///   are not JSON (or nest deeper than `JSONParser.defaultMaxDepth`), `bad_message`
+    ///   when they are not an object with a known `type` or the `id` is not a string of
+    ///   at most `maxIDLength` characters, and `unknown_action` or `invalid_value` for an
+    ///   intent or pointer that breaks the rules of section 4 or 10.
     public static func decode(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<ClientMessage, WireError> {
         let json: JSONValue
         do {
@@ -21,14 +31,18 @@ public enum ClientMessageDecoder {
         return decode(json)
     }
 
+    /// Decodes one client message from its UTF-8 bytes, with the results of the buffer overload.
     public static func decode(_ bytes: [UInt8]) -> Result<ClientMessage, WireError> {
         bytes.withUnsafeBufferPointer { decode($0) }
     }
 
+    /// Decodes one client message from its text, with the results of the byte overloads.
     public static func decode(_ text: String) -> Result<ClientMessage, WireError> {
         decode(Array(text.utf8))
     }
 
+    /// Decodes a message already parsed as JSON: reads `id`, then dispatches on `type`
+    /// (`intent`, `ping` or `pointer`). An error carries the `id` once it could be read.
     public static func decode(_ json: JSONValue) -> Result<ClientMessage, WireError> {
         guard json.isObject else {
             return .failure(WireError(.badMessage, "a message must be a JSON object, got \(json.kindName)"))

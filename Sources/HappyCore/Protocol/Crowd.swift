@@ -1,19 +1,24 @@
 /// How a room's events reach its clients (PROTOCOL.md section 12): one
 /// message per event, or one per tick.
 public enum DeliveryMode: String, Equatable, Sendable {
+    /// One `event` message per event (sections 3–5).
     case each
+    /// At most one `tick` message per client per tick, covering the events meanwhile.
     case tick
 }
 
 /// The votes behind a voted dragon event (`crowd.dragon` `vote`).
 public struct VoteTally: Equatable, Sendable {
+    /// Votes for `dragon.forward`.
     public var forward: Int
+    /// Votes for `dragon.back`.
     public var back: Int
     /// The most recent distinct voters, newest first (for a tick's senders; not sent with the event).
     public var voters: [Participant]
     /// Every distinct voter.
     public var voterCount: Int
 
+    /// Creates a tally from its counts and, optionally, its voters.
     public init(forward: Int, back: Int, voters: [Participant] = [], voterCount: Int = 0) {
         self.forward = forward
         self.back = back
@@ -26,15 +31,21 @@ public struct VoteTally: Equatable, Sendable {
 /// room, or a tick's `presence`. At most `listLimit` of each are named; the
 /// counts cover all of them.
 public struct PresenceBatch: Equatable, Sendable {
+    /// The most joins, and the most leaves, one batch names (50); the counts go on beyond it.
     public static let listLimit = 50
 
     /// Everyone in the room after the batch.
     public var count: Int
+    /// The participants who joined, at most `listLimit`, in the order they joined.
     public var joined: [Participant] = []
+    /// The participants who left, at most `listLimit`, in the order they left.
     public var left: [Participant] = []
+    /// How many joined, named or not.
     public var joinedCount = 0
+    /// How many left, named or not.
     public var leftCount = 0
 
+    /// Creates a batch; `count` is the room's number of clients after it.
     public init(count: Int, joined: [Participant] = [], left: [Participant] = [], joinedCount: Int = 0,
                 leftCount: Int = 0) {
         self.count = count
@@ -44,6 +55,7 @@ public struct PresenceBatch: Equatable, Sendable {
         self.leftCount = leftCount
     }
 
+    /// True when nobody joined or left.
     public var isEmpty: Bool { joinedCount == 0 && leftCount == 0 }
     /// It names someone (past `presenceBroadcastMax` a batch carries counts only).
     public var isNamed: Bool { !joined.isEmpty || !left.isEmpty }
@@ -54,6 +66,7 @@ public struct PresenceBatch: Equatable, Sendable {
         if named && joined.count < Self.listLimit { joined.append(participant) }
     }
 
+    /// `participant` left; `named`: it may be listed (the room is not past `presenceBroadcastMax`).
     public mutating func leave(_ participant: Participant, named: Bool) {
         leftCount += 1
         if named && left.count < Self.listLimit { left.append(participant) }
@@ -74,10 +87,14 @@ public struct PresenceBatch: Equatable, Sendable {
 /// after them, and the room's joins and leaves meanwhile. A tick whose
 /// `from` is `seq` + 1 carries no event.
 public struct TickSummary: Equatable, Sendable {
+    /// The most senders a tick names (8); `senderCount` counts all of them.
     public static let senderLimit = 8
 
+    /// The room's name.
     public var room: String
+    /// The seq of the first event covered; `seq` + 1 when the tick covers none.
     public var from: UInt64
+    /// The seq of the last event covered (the room's seq at the end of the tick).
     public var seq: UInt64
     /// When the tick was sent (milliseconds since 1970).
     public var time: Int64 = 0
@@ -90,7 +107,9 @@ public struct TickSummary: Equatable, Sendable {
     private var unnamedVoters = 0
     /// Each path's value before the tick and after it, in the order the paths first changed.
     public private(set) var changes: [(path: ScenePath, from: SceneValue, to: SceneValue)] = []
+    /// The scene after event `seq`.
     public var state: Scene
+    /// The room's joins and leaves during the tick, or nil when the tick carries none.
     public var presence: PresenceBatch?
     /// The votes of the tick's voted events, summed.
     public private(set) var votes: VoteTally?
@@ -103,8 +122,12 @@ public struct TickSummary: Equatable, Sendable {
         self.state = state
     }
 
+    /// How many senders the tick's events had: the distinct named ones plus the voters
+    /// that were counted but not named.
     public var senderCount: Int { senderIDs.count + unnamedVoters }
+    /// How many events the tick covers (none when `from` is `seq` + 1).
     public var eventCount: Int { seq >= from ? Int(seq - from + 1) : 0 }
+    /// True when the tick covers no event and no join or leave: there is nothing to send.
     public var isEmpty: Bool { eventCount == 0 && (presence?.isEmpty ?? true) }
 
     /// Changes whose value ended where it started are left out.
@@ -181,6 +204,7 @@ public struct TickSummary: Equatable, Sendable {
         unnamedVoters += max(0, tally.voterCount - tally.voters.count)
     }
 
+    /// Equal when every field is, the names and changes compared entry by entry in order.
     public static func == (lhs: TickSummary, rhs: TickSummary) -> Bool {
         lhs.room == rhs.room && lhs.from == rhs.from && lhs.seq == rhs.seq && lhs.time == rhs.time
             && lhs.names.elementsEqual(rhs.names, by: { $0 == $1 }) && lhs.senders == rhs.senders

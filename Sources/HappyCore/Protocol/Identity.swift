@@ -1,8 +1,11 @@
 /// A client as others see it: in presence lists and as an event's sender.
 public struct Participant: Equatable, Hashable, Sendable {
+    /// The connection's id (`c7`); `http` for intents sent with `POST /api/intent`.
     public var id: String
+    /// The display name: 1–32 printable characters (`guest-<id>` by default).
     public var name: String
 
+    /// Creates a participant from its id and display name.
     public init(id: String, name: String) {
         self.id = id
         self.name = name
@@ -11,6 +14,8 @@ public struct Participant: Equatable, Hashable, Sendable {
 
 /// What a client may do (PROTOCOL.md section 7).
 public enum Role: String, Sendable, CaseIterable, Comparable {
+    /// `viewer` receives everything and sends no intents; `player` sends intents;
+    /// `admin` may also `room.reset` when auth is on.
     case viewer, player, admin
 
     private var rank: Int {
@@ -21,14 +26,18 @@ public enum Role: String, Sendable, CaseIterable, Comparable {
         }
     }
 
+    /// Orders roles by what they allow: `viewer` < `player` < `admin`.
     public static func < (lhs: Role, rhs: Role) -> Bool { lhs.rank < rhs.rank }
 
+    /// Whether the role may send intents (every role but `viewer`).
     public var maySendIntents: Bool { self != .viewer }
 }
 
 /// Checks of the names the protocol constrains.
 public enum Names {
+    /// The longest room name, in characters (64).
     public static let maxRoomLength = 64
+    /// The longest display name, in Unicode characters (32).
     public static let maxDisplayNameLength = 32
 
     /// Room names: 1–64 characters of `[A-Za-z0-9_-]`.

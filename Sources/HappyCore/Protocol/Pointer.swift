@@ -3,21 +3,28 @@
 
 /// The views a pointer can be over.
 public enum PointerView: String, Sendable, CaseIterable {
+    /// The scene's face, heart and dragon views.
     case face, heart, dragon
 }
 
 /// What the pointer's owner is doing.
 public enum PointerActivity: String, Sendable, CaseIterable {
+    /// `idle` (the default), `drag`, `pinch` or `press`, as the client reports it.
     case idle, drag, pinch, press
 }
 
 /// A visible pointer: a view and a spot inside it, 0..1 from its top-left corner.
 public struct PointerPosition: Equatable, Sendable {
+    /// The view the pointer is over.
     public var view: PointerView
+    /// The horizontal position inside the view: 0 at its left edge, 1 at its right.
     public var x: Double
+    /// The vertical position inside the view: 0 at its top edge, 1 at its bottom.
     public var y: Double
+    /// What the pointer's owner is doing.
     public var activity: PointerActivity
 
+    /// Creates a position; `x` and `y` are not checked here (the wire requires 0...1).
     public init(view: PointerView, x: Double, y: Double, activity: PointerActivity = .idle) {
         self.view = view
         self.x = x
@@ -28,10 +35,14 @@ public struct PointerPosition: Equatable, Sendable {
 
 /// A client's pointer as others see it.
 public struct PointerEntry: Equatable, Sendable {
+    /// The pointer owner's connection id.
     public var id: String
+    /// The pointer owner's display name.
     public var name: String
+    /// Where the pointer is and what its owner is doing.
     public var position: PointerPosition
 
+    /// Creates an entry from its owner's id and name and the pointer's position.
     public init(id: String, name: String, position: PointerPosition) {
         self.id = id
         self.name = name

@@ -1,9 +1,17 @@
 /// A server→client message as a client reads it (the client side of section 3).
 public enum ServerMessage: Sendable {
+    /// The first message on every connection.
     case welcome(WelcomeMessage)
+    /// One numbered change of the room.
     case event(EventMessage)
+    /// The answer to an intent of this client: its `id`, the seq of the event it caused
+    /// (the room's current seq when nothing changed, 0 for a tied vote) and the result as
+    /// sent (`applied`, `clamped`, `unchanged`, `blocked` or `counted`).
     case ack(id: String?, seq: UInt64, result: String)
+    /// An error answer to one of this client's messages; the connection stays open.
+    /// An unknown code reads as `badMessage`.
     case error(WireError)
+    /// One client joined or left (in rooms that do not batch presence).
     case presence(joined: Participant?, left: Participant?)
     /// A crowd room's joins and leaves of one tick (section 12).
     case presenceBatch(PresenceBatch)
@@ -11,10 +19,13 @@ public enum ServerMessage: Sendable {
     case delivery(DeliveryMode, tickMs: Int)
     /// Every event of a tick, in one message (section 12).
     case tick(TickMessage)
+    /// The client fell behind: replace the state with `state`, which is current at `seq`.
     case resync(seq: UInt64, state: Scene)
+    /// The answer to a `ping`, with the server's clock in milliseconds since 1970.
     case pong(id: String?, serverTime: Int64)
     /// Others' live pointers (section 10).
     case pointers(PointersMessage)
+    /// A message of an unknown type, or of a known type that could not be read.
     case other(JSONValue)
 
     /// Parses one message; nil when the text is not a JSON object.
@@ -23,6 +34,7 @@ public enum ServerMessage: Sendable {
         return (decode(json), json)
     }
 
+    /// Reads a parsed message by its `type`; anything it cannot read becomes `other`.
     public static func decode(_ json: JSONValue) -> ServerMessage {
         switch json["type"]?.stringValue {
         case "welcome":
@@ -64,20 +76,31 @@ public enum ServerMessage: Sendable {
 
 /// A decoded `welcome`.
 public struct WelcomeMessage: Sendable {
+    /// The room joined.
     public var room: String
+    /// This client's id and display name.
     public var you: Participant
+    /// This client's role as sent (`viewer`, `player` or `admin`); `player` when absent.
     public var role: String
+    /// The room's history epoch; keep it with the last seq seen, to resume.
     public var epoch: String
+    /// The room's current seq; replayed events (when `recovered`) end with this one.
     public var seq: UInt64
+    /// The room's current scene.
     public var state: Scene
+    /// The clients in the room, perhaps not all of them (see `presenceCount`).
     public var presence: [Participant]
+    /// The number of clients in the room (the length of `presence` when absent).
     public var presenceCount: Int
+    /// The server's clock in milliseconds since 1970, for the animation clock (section 8); 0 when absent.
     public var serverTime: Int64
+    /// Whether the resume succeeded and the missed events follow; false when absent.
     public var recovered: Bool
     /// The others' visible pointers when this client joined (section 10).
     public var pointers: [PointerEntry]
     /// How the room's events arrive (section 12): one `event` each, or `tick`s.
     public var delivery: DeliveryMode
+    /// The room's tick in milliseconds; 50 when absent.
     public var tickMs: Int
 
     init?(json: JSONValue) {
@@ -107,10 +130,14 @@ public struct WelcomeMessage: Sendable {
 /// A decoded `pointers` message: pointers that appeared or moved since the
 /// previous one, and the ids of those hidden or gone.
 public struct PointersMessage: Equatable, Sendable {
+    /// The room's name (empty when absent).
     public var room: String
+    /// The pointers that appeared or moved, each at its latest position.
     public var pointers: [PointerEntry]
+    /// The ids of the clients whose pointer was hidden or who left.
     public var gone: [String]
 
+    /// Creates a message from its parts.
     public init(room: String, pointers: [PointerEntry], gone: [String]) {
         self.room = room
         self.pointers = pointers
@@ -153,12 +180,19 @@ extension PointerEntry {
 
 /// A decoded `event`.
 public struct EventMessage: Sendable {
+    /// The event's seq.
     public var seq: UInt64
+    /// The room's name (empty when absent).
     public var room: String
+    /// When the event happened, in milliseconds since 1970 (0 when absent).
     public var time: Int64
+    /// The delegate-style event name as sent (see `EventName`).
     public var name: String
+    /// Who caused the event; an empty id and name for a voted event (`"sender": null`).
     public var sender: Participant
+    /// The changed fields as sent: path, old value and new value (entries without a path are left out).
     public var changes: [(path: String, from: JSONValue, to: JSONValue)]
+    /// The whole scene after the event.
     public var state: Scene
     /// A voted dragon event's votes (its sender is then empty: the crowd moved it).
     public var votes: (forward: Int, back: Int)?
@@ -191,17 +225,27 @@ public struct EventMessage: Sendable {
 /// recent senders, the net changes, the state after them, and the room's
 /// joins and leaves meanwhile.
 public struct TickMessage: Sendable {
+    /// The room's name (empty when absent).
     public var room: String
+    /// The seq of the first event covered.
     public var from: UInt64
+    /// The seq of the last event covered; the next tick's `from` is this + 1.
     public var seq: UInt64
+    /// When the tick was sent, in milliseconds since 1970 (0 when absent).
     public var time: Int64
     /// Events per delegate name, in the order the server listed them.
     public var names: [(name: String, count: Int)]
+    /// At most 8 of the most recent distinct senders, newest first.
     public var senders: [Participant]
+    /// How many senders the covered events had (the length of `senders` when absent).
     public var senderCount: Int
+    /// The net change of each path over the tick, as sent (a path that ended where it started is left out).
     public var changes: [(path: String, from: JSONValue, to: JSONValue)]
+    /// The scene after event `seq`.
     public var state: Scene
+    /// The room's joins and leaves during the tick, or nil when the tick carries none.
     public var presence: PresenceBatch?
+    /// The summed votes of the tick's voted dragon events, or nil when there were none.
     public var votes: (forward: Int, back: Int)?
 
     /// How many events the tick covers (none when `from` is `seq` + 1).
@@ -258,6 +302,7 @@ extension PresenceBatch {
 }
 
 extension Participant {
+    /// Reads `{ "id", "name" }` as the server writes it; nil when either is missing or not a string.
     public init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue, let name = json["name"]?.stringValue else { return nil }
         self.init(id: id, name: name)

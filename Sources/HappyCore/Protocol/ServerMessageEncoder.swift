@@ -1,6 +1,7 @@
 /// Encodes server→client messages (PROTOCOL.md section 3) straight to bytes.
 /// Each function can leave `headroom` bytes in front for the transport's framing.
 public enum ServerMessageEncoder {
+    /// An `event` message; a voted event is written with `"sender": null` and its `votes`.
     public static func event(_ event: RoomEvent, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 420)
         w.beginObject()
@@ -27,6 +28,7 @@ public enum ServerMessageEncoder {
         return w.bytes
     }
 
+    /// The `welcome` message, using the pre-encoded parts of `welcome` that are set.
     public static func welcome(_ welcome: Welcome, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom,
                            capacity: 640 + 40 * welcome.presence.count + (welcome.encodedPresence?.count ?? 0)
@@ -88,6 +90,7 @@ public enum ServerMessageEncoder {
         w.endObject()
     }
 
+    /// An `ack` message; `id` is left out when nil.
     public static func ack(id: String?, seq: UInt64, result: AckResult, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 96)
         w.beginObject()
@@ -99,6 +102,7 @@ public enum ServerMessageEncoder {
         return w.bytes
     }
 
+    /// An `error` message; its `id` is left out when nil.
     public static func error(_ error: WireError, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 128)
         w.beginObject()
@@ -110,6 +114,7 @@ public enum ServerMessageEncoder {
         return w.bytes
     }
 
+    /// A `presence` message for one client: pass `joined` or `left`.
     public static func presence(joined: Participant? = nil, left: Participant? = nil, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 80)
         w.beginObject()
@@ -136,6 +141,7 @@ public enum ServerMessageEncoder {
         return w.bytes
     }
 
+    /// A `pong` with the server's clock in milliseconds since 1970; `id` is left out when nil.
     public static func pong(id: String?, serverTime: Int64, headroom: Int = 0) -> [UInt8] {
         var w = JSONWriter(headroom: headroom, capacity: 64)
         w.beginObject()
@@ -163,6 +169,7 @@ public enum ServerMessageEncoder {
 
     // MARK: parts
 
+    /// Writes `scene` into `w` as the wire's scene object, the derived `face.smile` included.
     public static func scene(_ scene: Scene, into w: inout JSONWriter) {
         w.beginObject()
         w.key("face")
@@ -187,6 +194,7 @@ public enum ServerMessageEncoder {
         w.endObject()
     }
 
+    /// A scene as a JSON object, as stores and the cluster bus keep it (the same bytes as `sceneObject(_:)`).
     public static func sceneJSON(_ scene: Scene) -> [UInt8] {
         var w = JSONWriter(capacity: 256)
         Self.scene(scene, into: &w)

@@ -1,10 +1,14 @@
 /// A WebSocket close status code (RFC 6455 section 7.4). The named ones are
 /// those the server sends; PROTOCOL.md section 5 says when.
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    /// The numeric code, as carried in the close frame.
     public let rawValue: UInt16
+    /// A code from its number, named or not.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// A code written as an integer literal.
     public init(integerLiteral value: UInt16) { rawValue = value }
 
+    /// A normal close.
     public static let normalClosure = WebSocketCloseCode(rawValue: 1000)
     /// Server shutting down (or a client leaving).
     public static let goingAway = WebSocketCloseCode(rawValue: 1001)
@@ -23,5 +27,6 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     /// The room was deleted by an operator (section 13): do not reconnect.
     public static let roomDeleted = WebSocketCloseCode(rawValue: 4004)
 
+    /// The code as a decimal number.
     public var description: String { String(rawValue) }
 }

@@ -1,8 +1,11 @@
 /// A room's numbered state at one point: its scene after event `seq`.
 public struct RoomSnapshot: Equatable, Sendable {
+    /// The seq of the last event in this state (0 before the first).
     public var seq: UInt64
+    /// The scene after that event.
     public var scene: Scene
 
+    /// A snapshot from its parts.
     public init(seq: UInt64, scene: Scene) {
         self.seq = seq
         self.scene = scene
@@ -11,6 +14,7 @@ public struct RoomSnapshot: Equatable, Sendable {
 
 /// An intent applied to a room's working state, waiting to be recorded.
 public struct AppliedIntent: Sendable {
+    /// What the reducer made of the intent: the event's name, its changes and the ack's result.
     public var outcome: Outcome
     /// The event to broadcast once recorded; nil when nothing changed.
     public var event: RoomEvent?
@@ -24,10 +28,15 @@ public struct AppliedIntent: Sendable {
 /// was not recorded is ever shown or acknowledged. The dragon panel's status
 /// label follows the committed events here, and nowhere else.
 public final class Room<HistoryElement> {
+    /// The room's name.
     public let name: String
+    /// The room's epoch; only `replace` changes it.
     public private(set) var epoch: String
+    /// The recorded state: what readers see and what acks report.
     public private(set) var committed: RoomSnapshot
+    /// The state intents apply to; ahead of `committed` while writes are under way.
     public private(set) var working: RoomSnapshot
+    /// The recorded events kept for resuming clients, at most `historyCapacity`.
     public private(set) var history: HistoryRing<HistoryElement>
     /// The label's texts (the art's initial one).
     public let labels: DragonStatus
@@ -51,9 +60,10 @@ public final class Room<HistoryElement> {
         self.dragonStatus = dragonStatus ?? labels.initial
     }
 
+    /// Whether the working state differs from the committed one.
     public var hasUncommittedChanges: Bool { working.seq != committed.seq || working.scene != committed.scene }
 
-    /// Applies `intent` to the working state. An event gets the next seq.
+    /// Applies `action` to the working state. An event gets the next seq.
     /// `votes`: the votes a crowd's voted event carries (section 12).
     public func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer,
                       votes: VoteTally? = nil) -> AppliedIntent {

@@ -10,13 +10,16 @@ public struct DragonStatus: Sendable {
     /// The seed's text before any event.
     public static let seedInitial = "dragon's status"
 
+    /// The text before any dragon event and after a reset.
     public let initial: String
 
+    /// Creates a status whose initial text is `initial` (the seed's by default).
     public init(initial: String = DragonStatus.seedInitial) {
         self.initial = initial
     }
 
-    /// The label after `event`, or nil when the event leaves it as it was.
+    /// The label after an event named `name` that left the dragon at `dragon`,
+    /// or nil when it leaves the label as it was.
     public func after(_ name: EventName, dragon: Scene.Dragon) -> String? {
         switch name {
         case .forwardButtonClicked: return "forward, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"

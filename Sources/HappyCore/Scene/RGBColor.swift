@@ -1,16 +1,22 @@
 /// A heart colour. Accepts `#rgb` and `#rrggbb` in any case; prints `#rrggbb`
 /// in lower case, as the protocol asks.
 public struct RGBColor: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The red component, 0...255.
     public var red: UInt8
+    /// The green component, 0...255.
     public var green: UInt8
+    /// The blue component, 0...255.
     public var blue: UInt8
 
+    /// Creates a colour from its components.
     public init(red: UInt8, green: UInt8, blue: UInt8) {
         self.red = red
         self.green = green
         self.blue = blue
     }
 
+    /// Reads `#rgb` (each digit doubled: `#f00` is `#ff0000`) or `#rrggbb`, hex digits in
+    /// any case; nil for anything else.
     public init?(hex text: String) {
         let utf8 = Array(text.utf8)
         guard utf8.first == UInt8(ascii: "#") else { return nil }
@@ -24,6 +30,7 @@ public struct RGBColor: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The colour as `#rrggbb` in lower case, as the wire writes it.
     public var hex: String {
         let digits = Array("0123456789abcdef")
         var out = "#"
@@ -34,6 +41,7 @@ public struct RGBColor: Equatable, Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
+    /// The same as `hex`.
     public var description: String { hex }
 
     /// Components in 0...1, for renderers.

@@ -1,31 +1,49 @@
 /// A field of the scene, named as on the wire (`face.happiness`).
 public enum ScenePath: String, Sendable, CaseIterable {
+    /// `face.happiness`, an integer 0...100.
     case faceHappiness = "face.happiness"
+    /// `face.smile`, derived from happiness: −1...1.
     case faceSmile = "face.smile"
+    /// `face.scale`.
     case faceScale = "face.scale"
+    /// `heart.rate`, 0...1.
     case heartRate = "heart.rate"
+    /// `heart.fillColor`.
     case heartFillColor = "heart.fillColor"
+    /// `heart.strokeColor`.
     case heartStrokeColor = "heart.strokeColor"
+    /// `heart.lineWidth`.
     case heartLineWidth = "heart.lineWidth"
+    /// `dragon.x`.
     case dragonX = "dragon.x"
+    /// `dragon.y`.
     case dragonY = "dragon.y"
+    /// `dragon.hidden`.
     case dragonHidden = "dragon.hidden"
 }
 
 /// One scalar value of the scene.
 public enum SceneValue: Equatable, Sendable {
+    /// An integer (`face.happiness`).
     case integer(Int)
+    /// A number (smile, scale, rate, line width, dragon position).
     case number(Double)
+    /// A boolean (`dragon.hidden`).
     case bool(Bool)
+    /// A colour, written as `#rrggbb`.
     case color(RGBColor)
 }
 
 /// One field's change, as carried in an event's `changes` list.
 public struct SceneChange: Equatable, Sendable {
+    /// The field that changed.
     public var path: ScenePath
+    /// Its value before the change.
     public var from: SceneValue
+    /// Its value after the change.
     public var to: SceneValue
 
+    /// Creates the change of `path` from one value to another.
     public init(path: ScenePath, from: SceneValue, to: SceneValue) {
         self.path = path
         self.from = from

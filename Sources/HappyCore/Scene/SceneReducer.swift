@@ -1,5 +1,7 @@
 /// How an intent ended, as reported in its ack.
 public enum AckResult: String, Sendable, CaseIterable {
+    /// `applied`; `clamped` when a value was brought into range; `unchanged` when the
+    /// scene did not change; `blocked` for a dragon button at the edge.
     case applied, clamped, unchanged, blocked
     /// A dragon vote, counted into its tick's majority (section 12).
     case counted
@@ -7,23 +9,35 @@ public enum AckResult: String, Sendable, CaseIterable {
 
 /// The delegate-style names events carry, as the seeds' delegates would see them.
 public enum EventName: String, Sendable, CaseIterable {
+    /// `face.setHappiness` and `face.nudgeHappiness`.
     case didChangeHappiness = "faceView:didChangeHappiness:"
+    /// `face.setScale` and `face.pinch`.
     case didChangeScale = "faceView:didChangeScale:"
+    /// `heart.setRate`.
     case didChangeRate = "heartView:didChangeRate:"
+    /// `heart.setStyle`.
     case didChangeStyle = "heartView:didChangeStyle:"
+    /// `dragon.forward`, also when the dragon did not move.
     case forwardButtonClicked = "forwardButtonClicked:"
+    /// `dragon.back`, also when the dragon did not move.
     case backButtonClicked = "backButtonClicked:"
+    /// `dragon.setHidden` and `dragon.toggleHidden`.
     case didChangeHidden = "dragonView:didChangeHidden:"
+    /// `room.reset`.
     case didReset = "room:didReset:"
 }
 
 /// The result of applying one action: the event to broadcast (if any), the
 /// field changes it carries, and the ack result.
 public struct Outcome: Equatable, Sendable {
+    /// The event to broadcast, or nil when there is none (the action changed nothing).
     public var eventName: EventName?
+    /// The fields the action changed, in `ScenePath` order.
     public var changes: [SceneChange]
+    /// The ack result.
     public var result: AckResult
 
+    /// Creates an outcome from its parts.
     public init(eventName: EventName?, changes: [SceneChange], result: AckResult) {
         self.eventName = eventName
         self.changes = changes
@@ -34,12 +48,20 @@ public struct Outcome: Equatable, Sendable {
 /// The rules of the three seeds, as a pure function of (scene, action).
 /// Every store and every node runs this same code, so the rules live here only.
 public struct SceneReducer: Sendable {
+    /// The defaults, geometry and scale range the reducer applies.
     public let rules: SceneRules
 
+    /// Creates a reducer that applies `rules`.
     public init(rules: SceneRules) {
         self.rules = rules
     }
 
+    /// Applies `action` to `scene` in place, following the table of section 4.
+    ///
+    /// - Returns: the event to broadcast (nil when nothing changed, but always one for a
+    ///   dragon button), the changes, and the ack result: `unchanged` when the scene did
+    ///   not change, else `clamped` when a value was brought into range, else `applied`;
+    ///   `blocked` for a dragon button that could not move.
     public func apply(_ action: Action, to scene: inout Scene) -> Outcome {
         let before = scene
         var clamped = false

@@ -3,18 +3,23 @@
 /// evicts the least recently used entries, found by a scan (the cache is
 /// small and insertions are rarer than lookups). Not thread-safe.
 public struct BoundedCache<Key: Hashable, Value> {
+    /// The most entries kept (a negative bound counts as 0: nothing is kept).
     public let maxEntries: Int
+    /// The most total cost kept (a negative bound counts as 0).
     public let maxCost: Int
+    /// The summed cost of the entries held.
     public private(set) var totalCost = 0
 
     private var entries: [Key: (value: Value, cost: Int, lastUse: UInt64)] = [:]
     private var clock: UInt64 = 0
 
+    /// An empty cache with these bounds.
     public init(maxEntries: Int, maxCost: Int) {
         self.maxEntries = max(0, maxEntries)
         self.maxCost = max(0, maxCost)
     }
 
+    /// The number of entries held.
     public var count: Int { entries.count }
 
     /// The value for `key`, which becomes the most recently used.
@@ -41,11 +46,13 @@ public struct BoundedCache<Key: Hashable, Value> {
         totalCost += cost
     }
 
+    /// Removes `key`'s entry, if there is one.
     public mutating func remove(_ key: Key) {
         guard let old = entries.removeValue(forKey: key) else { return }
         totalCost -= old.cost
     }
 
+    /// Empties the cache.
     public mutating func removeAll() {
         entries.removeAll()
         totalCost = 0

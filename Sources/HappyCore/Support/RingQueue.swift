@@ -8,16 +8,22 @@ public struct RingQueue<Element> {
     @usableFromInline var storage: [Element?] = []
     @usableFromInline var head = 0
     @usableFromInline var storedCount = 0
+    /// The number of elements queued.
     @inlinable public var count: Int { storedCount }
 
+    /// An empty queue; it allocates on its first append.
     @inlinable
     public init() {}
 
+    /// Whether nothing is queued.
     @inlinable public var isEmpty: Bool { count == 0 }
+    /// Slots allocated: 0 or a power of two, at least 8.
     @inlinable public var capacity: Int { storage.count }
 
+    /// The oldest element, or nil when the queue is empty.
     @inlinable public var first: Element? { count == 0 ? nil : storage[head] }
 
+    /// The element `offset` places from the front; traps when out of range.
     @inlinable
     public subscript(offset: Int) -> Element {
         precondition(offset >= 0 && offset < count, "RingQueue index out of range")
@@ -32,6 +38,7 @@ public struct RingQueue<Element> {
         change(&storage[index]!)
     }
 
+    /// Adds `element` at the back, doubling the storage when it is full.
     @inlinable
     public mutating func append(_ element: Element) {
         if count == storage.count { grow() }
@@ -39,6 +46,8 @@ public struct RingQueue<Element> {
         storedCount += 1
     }
 
+    /// Removes and returns the oldest element; traps when empty. A queue it
+    /// empties gives back storage larger than 32 slots.
     @inlinable @discardableResult
     public mutating func removeFirst() -> Element {
         precondition(count > 0, "removeFirst on an empty RingQueue")
@@ -68,6 +77,7 @@ public struct RingQueue<Element> {
         self = kept
     }
 
+    /// Empties the queue and gives back its storage.
     @inlinable
     public mutating func removeAll() {
         self = RingQueue()

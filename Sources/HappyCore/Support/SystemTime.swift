@@ -7,12 +7,14 @@ import Darwin
 /// Time as the server uses it: wall-clock milliseconds for the wire, and a
 /// monotonic clock in seconds for timers and rate limits.
 public enum SystemTime {
+    /// Milliseconds since 1970 (`CLOCK_REALTIME`); jumps when the system clock is set.
     public static func wallMilliseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 
+    /// Seconds on `CLOCK_MONOTONIC`: never goes back; its zero is arbitrary.
     public static func monotonicSeconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

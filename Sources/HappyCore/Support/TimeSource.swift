@@ -9,17 +9,24 @@ public protocol TimeSource: AnyObject {
 
 /// The machine's clocks.
 public final class SystemTimeSource: TimeSource, @unchecked Sendable {
+    /// The instance the server uses.
     public static let shared = SystemTimeSource()
+    /// A source reading the machine's clocks.
     public init() {}
+    /// `SystemTime.monotonicSeconds()`.
     public var monotonicSeconds: Double { SystemTime.monotonicSeconds() }
+    /// `SystemTime.wallMilliseconds()`.
     public var wallMilliseconds: Int64 { SystemTime.wallMilliseconds() }
 }
 
 /// A clock that moves only when told to (tests).
 public final class ManualTimeSource: TimeSource, @unchecked Sendable {
+    /// The monotonic reading, in seconds; set it, or move it with `advance(by:)`.
     public var monotonicSeconds: Double
+    /// The wall-clock reading, in milliseconds since 1970.
     public var wallMilliseconds: Int64
 
+    /// A clock at these readings (by default 1000 s, and 2025-11-29 23:46:40 UTC).
     public init(monotonicSeconds: Double = 1000, wallMilliseconds: Int64 = 1_764_460_000_000) {
         self.monotonicSeconds = monotonicSeconds
         self.wallMilliseconds = wallMilliseconds

@@ -56,6 +56,7 @@ public enum WebhookEncoder {
 public struct WebhookRouting: Sendable {
     private let byType: [WebhookEventType: [Int]]
 
+    /// Indexes `webhooks` by the delivery types each wants.
     public init(_ webhooks: [HappyConfig.Webhook]) {
         var byType: [WebhookEventType: [Int]] = [:]
         for (index, webhook) in webhooks.enumerated() {
@@ -64,8 +65,10 @@ public struct WebhookRouting: Sendable {
         self.byType = byType
     }
 
+    /// True when no webhook is configured: nothing is ever delivered.
     public var isEmpty: Bool { byType.isEmpty }
 
+    /// The indexes (in the configuration's `webhooks`) of the webhooks that want `type`, in order.
     public func webhooks(for type: WebhookEventType) -> [Int] { byType[type] ?? [] }
 
     /// The delivery for each webhook that wants `type`; `json` is built only when one does.

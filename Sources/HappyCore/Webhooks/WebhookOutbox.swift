@@ -5,8 +5,10 @@ import Synchronization
 public struct OutboxDelivery: Equatable, Sendable {
     /// The webhook's index in the configuration's `webhooks`.
     public var webhook: Int
+    /// The delivery's JSON object.
     public var json: [UInt8]
 
+    /// A delivery from its parts.
     public init(webhook: Int, json: [UInt8]) {
         self.webhook = webhook
         self.json = json
@@ -15,9 +17,12 @@ public struct OutboxDelivery: Equatable, Sendable {
 
 /// A delivery waiting in an outbox; `number` orders a webhook's deliveries.
 public struct OutboxEntry: Equatable, Sendable {
+    /// Grows with each delivery queued; `remove(webhook:through:)` takes the last one sent.
     public var number: UInt64
+    /// The delivery's JSON object, as a batch lists it.
     public var json: [UInt8]
 
+    /// An entry from its parts.
     public init(number: UInt64, json: [UInt8]) {
         self.number = number
         self.json = json
@@ -43,6 +48,7 @@ public protocol WebhookOutbox: AnyObject, Sendable {
 }
 
 extension WebhookOutbox {
+    /// Default for an outbox only one node reads: always true.
     public func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool { true }
 }
 
@@ -56,8 +62,10 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
 
     private let state = Mutex(Queues())
 
+    /// An empty outbox.
     public init() {}
 
+    /// Queues each delivery behind the others of its webhook; callable from any thread.
     public func append(_ deliveries: [OutboxDelivery]) {
         state.withLock { state in
             for delivery in deliveries {
@@ -68,6 +76,7 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
         }
     }
 
+    /// The oldest waiting deliveries of `webhook`, at most `limit`, in order.
     public func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry] {
         state.withLock { state in
             guard let queue = state.byWebhook[webhook] else { return [] }
@@ -75,6 +84,7 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
         }
     }
 
+    /// Forgets the deliveries of `webhook` numbered up to `number`.
     public func remove(webhook: Int, through number: UInt64) throws(StoreError) {
         state.withLock { state in
             while let first = state.byWebhook[webhook]?.first, first.number <= number {
@@ -83,6 +93,7 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
         }
     }
 
+    /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
     public func trim(webhook: Int, keep: Int) throws(StoreError) -> Int {
         state.withLock { state in
             var dropped = 0
