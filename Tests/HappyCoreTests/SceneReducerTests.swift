@@ -27,6 +27,22 @@ final class SceneReducerTests: XCTestCase {
         XCTAssertEqual(after, start, file: file, line: line)
     }
 
+    // MARK: actions built in code, past what the decoder lets through
+
+    func testValuesThatAreNoNumbersChangeNothing() {
+        for value in [Double.nan, .infinity, -.infinity] {
+            for action in [Action.setHappiness(value), .setScale(value), .pinch(value), .setRate(value)] {
+                assertUnchanged(action)
+            }
+        }
+    }
+
+    func testAnyNudgeClampsWithoutOverflowing() {
+        XCTAssertEqual(apply(.nudgeHappiness(.max)).scene.face.happiness, 100)
+        XCTAssertEqual(apply(.nudgeHappiness(.min)).scene.face.happiness, 0)
+        XCTAssertEqual(apply(.nudgeHappiness(.max)).outcome.result, .clamped)
+    }
+
     // MARK: face.setHappiness
 
     func testSetHappinessInRangeChangesHappinessAndSmile() {

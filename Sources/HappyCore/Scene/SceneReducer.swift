@@ -63,6 +63,13 @@ public struct SceneReducer: Sendable {
     ///   not change, else `clamped` when a value was brought into range, else `applied`;
     ///   `blocked` for a dragon button that could not move.
     public func apply(_ action: Action, to scene: inout Scene) -> Outcome {
+        // The decoder refuses these; an Action built in code is checked here too.
+        switch action {
+        case .setHappiness(let value), .setScale(let value), .pinch(let value), .setRate(let value):
+            guard value.isFinite else { return Outcome(eventName: nil, changes: [], result: .unchanged) }
+        default:
+            break
+        }
         let before = scene
         var clamped = false
         let name: EventName
@@ -73,7 +80,9 @@ public struct SceneReducer: Sendable {
             scene.face.happiness = Int(target)
             name = .didChangeHappiness
         case .nudgeHappiness(let delta):
-            let target = clamp(scene.face.happiness + delta, to: SceneRules.happinessRange, clamped: &clamped)
+            // Past ±1000 every delta clamps alike; bounding it first keeps the sum from overflowing.
+            let target = clamp(scene.face.happiness + min(1000, max(-1000, delta)), to: SceneRules.happinessRange,
+                               clamped: &clamped)
             scene.face.happiness = target
             name = .didChangeHappiness
         case .setScale(let value):
