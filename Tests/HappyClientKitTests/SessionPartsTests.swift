@@ -109,6 +109,8 @@ final class SessionPartsTests: XCTestCase {
         let sample = PingSample(sentAt: 1000, receivedAt: 1010, serverTime: 1105)
         XCTAssertEqual(sample.roundTripMilliseconds, 10)
         XCTAssertEqual(sample.clockOffsetMilliseconds, 100)
+        let stepped = PingSample(sentAt: 1000, receivedAt: 61010, serverTime: 1105, roundTripMilliseconds: 10)
+        XCTAssertEqual(stepped.roundTripMilliseconds, 10, "the wall clock jumped a minute; the monotonic trip did not")
     }
 
     func testSessionErrorsNameTheURLAndTheReason() {

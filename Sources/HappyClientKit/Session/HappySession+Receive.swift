@@ -145,8 +145,8 @@ extension HappySession: WebSocketDelegate {
             }]
         case .pong(let id, let serverTime):
             guard let id, let ping = pendingPings.removeValue(forKey: id) else { return [] }
-            let sample = PingSample(sentAt: ping.sentAt, receivedAt: PingSample.now(),
-                                    serverTime: serverTime)
+            let sample = PingSample(sentAt: ping.sentAt, receivedAt: PingSample.now(), serverTime: serverTime,
+                                    roundTripMilliseconds: (SystemTime.monotonicSeconds() - ping.sentAtMonotonic) * 1000)
             if sample.roundTripMilliseconds <= bestPingTrip {
                 bestPingTrip = sample.roundTripMilliseconds
                 clockOffset = sample.clockOffsetMilliseconds

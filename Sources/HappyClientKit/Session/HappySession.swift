@@ -53,7 +53,7 @@ public final class HappySession: @unchecked Sendable {
     var attempt = 0
     var nextID = 0
     var pendingIntents: [String: IntentCompletion] = [:]
-    var pendingPings: [String: (sentAt: Double, completion: PingCompletion)] = [:]
+    var pendingPings: [String: (sentAt: Double, sentAtMonotonic: Double, completion: PingCompletion)] = [:]
     var welcome: WelcomeMessage?
     var welcomeJSON: JSONValue?
     var geometry = SceneGeometry()
@@ -145,7 +145,7 @@ public final class HappySession: @unchecked Sendable {
             completion(.failure(error))
             return id
         }
-        pendingPings[id] = (PingSample.now(), completion)
+        pendingPings[id] = (PingSample.now(), SystemTime.monotonicSeconds(), completion)
         lock.unlock()
         connection.send(text: IntentEncoder.ping(id: id))
         return id

@@ -77,15 +77,18 @@ public struct PingSample: Equatable, Sendable {
     /// The server's clock in the pong, in milliseconds since 1970.
     public var serverTime: Int64
 
-    /// Creates a sample from its three times, in milliseconds since 1970.
-    public init(sentAt: Double, receivedAt: Double, serverTime: Int64) {
+    /// The time from ping to pong, in milliseconds, on the monotonic clock
+    /// (a change of the wall clock meanwhile does not skew it).
+    public var roundTripMilliseconds: Double
+
+    /// Creates a sample from its three times, in milliseconds since 1970, and the round
+    /// trip as a monotonic clock measured it (by default `receivedAt - sentAt`).
+    public init(sentAt: Double, receivedAt: Double, serverTime: Int64, roundTripMilliseconds: Double? = nil) {
         self.sentAt = sentAt
         self.receivedAt = receivedAt
         self.serverTime = serverTime
+        self.roundTripMilliseconds = roundTripMilliseconds ?? receivedAt - sentAt
     }
-
-    /// The time from ping to pong, in milliseconds.
-    public var roundTripMilliseconds: Double { receivedAt - sentAt }
 
     /// The wall clock in milliseconds, with sub-millisecond precision.
     public static func now() -> Double {
