@@ -60,7 +60,8 @@ final class PointerOutputTests: XCTestCase {
     }
 
     func testWatchPrintsAWelcomesPointersThenEachMoveAndGoneWithTheNameKept() {
-        let printer = WatchPrinter(console: Captured().console, json: false, pointers: true, offsetSeconds: 0, onEnd: { _ in })
+        let printer = WatchPrinter(console: Captured().console, configuration: SessionConfiguration(server: WebSocketURL("ws://127.0.0.1:9")!), json: false, pointers: true,
+                                   offsetSeconds: 0)
         let alice = entry("c7", "alice", .heart, .drag)
         let start = printer.pointerLines(PointerUpdate(cause: .welcome, moved: [alice], gone: [], removed: [],
                                                        pointers: ["c7": alice]), atMilliseconds: 0)
@@ -71,24 +72,23 @@ final class PointerOutputTests: XCTestCase {
         XCTAssertEqual(gone, ["00:00:01 pointer alice (c7)  gone"])
     }
 
-    func testWatchPrintsBatchesAsReceivedWithJSONAndNothingWithoutPointers() throws {
+    func testWatchPrintsBatchesAsReceivedWithJSONAndNothingWithoutPointers() {
         let text = #"{"type":"pointers","room":"r","pointers":[],"gone":["c7"]}"#
         let batch = PointerUpdate(cause: .batch, moved: [], gone: ["c7"], removed: [], pointers: [:])
         let welcome = PointerUpdate(cause: .welcome, moved: [entry("c8", "bob", .face)], gone: [], removed: [],
                                     pointers: [:])
-        let loop = try ClientLoop(name: "watch-printer-test")
-        defer { loop.shutdown() }
-        let session = HappySession(configuration: SessionConfiguration(server: WebSocketURL("ws://127.0.0.1:9")!), loop: loop)
+        let configuration = SessionConfiguration(server: WebSocketURL("ws://127.0.0.1:9")!)
 
         let json = Captured()
-        let jsonPrinter = WatchPrinter(console: json.console, json: true, pointers: true, offsetSeconds: 0, onEnd: { _ in })
-        jsonPrinter.session(session, didUpdatePointers: welcome, text: nil)
-        jsonPrinter.session(session, didUpdatePointers: batch, text: text)
+        let jsonPrinter = WatchPrinter(console: json.console, configuration: configuration, json: true, pointers: true,
+                                       offsetSeconds: 0)
+        XCTAssertNil(jsonPrinter.print(.pointers(welcome, text: nil)))
+        XCTAssertNil(jsonPrinter.print(.pointers(batch, text: text)))
         XCTAssertEqual(json.lines, [text], "only the server's pointers messages")
 
         let off = Captured()
-        let plain = WatchPrinter(console: off.console, json: false, offsetSeconds: 0, onEnd: { _ in })
-        plain.session(session, didUpdatePointers: batch, text: text)
+        let plain = WatchPrinter(console: off.console, configuration: configuration, json: false, offsetSeconds: 0)
+        XCTAssertNil(plain.print(.pointers(batch, text: text)))
         XCTAssertEqual(off.lines, [], "without --pointers")
     }
 

@@ -62,6 +62,46 @@ final class HappyRoomTests: XCTestCase {
         XCTAssertEqual(room.currentState?.face.happiness, 80)
     }
 
+    /// `wire` hears everything in order with the message as sent: the welcome,
+    /// a join, an event (its JSON as the server wrote it); it ends when the room is left.
+    func testTheWireCarriesEachMessageAsSentInOrder() async throws {
+        let server = try ServerProcess()
+        let room = HappyRoom(configuration: SessionConfiguration(server: try WebSocketURL(validating: url(server)),
+                                                                 room: "wire", name: "alice"),
+                             loop: try ClientLoop(name: "wire-test"))
+        let wire = room.wire
+        try await room.join()
+        let (bob, _) = try TestClient.join(server, room: "wire", name: "bob")
+        bob.intent("dragon.forward", id: "1")
+        let records = await first(3, of: wire, keep: {
+            switch $0 {
+            case .status, .pointers: return false
+            default: return true
+            }
+        })
+        guard records.count == 3, case .joined(let welcome, .fresh) = records[0],
+              case .presence(.joined(let who), _) = records[1], case .event(let event, let text) = records[2] else {
+            return XCTFail("\(records)")
+        }
+        XCTAssertEqual(welcome.room, "wire")
+        XCTAssertEqual(who.name, "bob")
+        XCTAssertEqual(event.seq, 1)
+        let json = try JSONParser.parse(Array(text.utf8))
+        XCTAssertEqual(json["type"]?.stringValue, "event")
+        XCTAssertEqual(json["name"]?.stringValue, "forwardButtonClicked:")
+        let later = room.wire
+        let ended = Mutex(false)
+        let reader = Task {
+            for await _ in later {}
+            ended.withLock { $0 = true }
+        }
+        room.leave()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while !ended.withLock({ $0 }) && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertTrue(ended.withLock { $0 }, "leaving ends the sequence")
+        reader.cancel()
+    }
+
     func testPerformAnswersWithTheTypedOutcomeOrTheServersError() async throws {
         let server = try ServerProcess()
         let room = try await HappyRoom.connect(to: url(server), room: "outcomes", name: "alice")

@@ -4,26 +4,40 @@ import HappyCore
 import Synchronization
 
 /// `watch`: prints the room's events and presence (and, asked to, the
-/// others' pointers) as they come, across reconnects, until interrupted or refused.
+/// others' pointers) as they come, across reconnects, until interrupted or
+/// refused. Reads the room's `wire` sequence: each message as the server sent it.
 extension CommandContext {
     func runWatch(json: Bool, pointers: Bool) -> Int32 {
         let end = Latch<WatchEnd>()
-        let printer = WatchPrinter(console: console, json: json, pointers: pointers,
-                                   offsetSeconds: TimeZone.current.secondsFromGMT(), onEnd: { end.set(.ended($0)) })
-        let session = HappySession(configuration: common.sessionConfiguration(reconnects: true), loop: loop)
-        session.delegate = printer
+        let room = HappyRoom(configuration: common.sessionConfiguration(reconnects: true), loop: loop)
+        let printer = WatchPrinter(console: console, configuration: room.configuration, json: json, pointers: pointers,
+                                   offsetSeconds: TimeZone.current.secondsFromGMT())
+        let records = room.wire
+        let printed = Latch<Void>()
+        Task {
+            for await record in records {
+                if let ended = printer.print(record) { end.set(.ended(ended)) }
+            }
+            printed.set(())
+        }
         let trap = SignalTrap([SIGINT, SIGTERM]) { end.set(.signal($0)) }
         defer { trap.cancel() }
-        do {
-            try session.waitForWelcome(timeout: common.timeout)
-        } catch {
-            session.delegate = nil
-            session.stop(wait: 0)
-            return fail(error)
+        let joined = blocking { () async -> SessionError? in
+            do throws(SessionError) {
+                try await room.join(timeout: common.timeout)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let joined {
+            room.leave()
+            printed.wait()
+            return fail(joined)
         }
         let reason = end.wait()
-        session.delegate = nil
-        session.stop()
+        room.leave()
+        printed.wait()
         switch reason {
         case .signal(let number): return 128 + number
         case .ended(let error): return fail(error)
@@ -37,37 +51,55 @@ enum WatchEnd: Sendable {
     case ended(SessionError)
 }
 
-/// Prints what a watching session hears: events, presence and (with
+/// Prints what a watching room hears: events, presence and (with
 /// `pointers`) pointer batches on stdout (readable lines or the messages as
 /// received), connection changes on stderr.
-final class WatchPrinter: HappySessionDelegate, Sendable {
+final class WatchPrinter: Sendable {
     private let console: Console
+    private let configuration: SessionConfiguration
     private let json: Bool
     private let pointers: Bool
     private let lines: EventLines
-    /// Called when the session ends by itself (refused, or dropped for good).
-    private let onEnd: @Sendable (SessionError) -> Void
     /// The names of the pointers shown, for the line of one that goes after
     /// its owner left (the session has forgotten it by then).
     private let pointerNames = Mutex<[String: String]>([:])
 
-    init(console: Console, json: Bool, pointers: Bool = false, offsetSeconds: Int,
-         onEnd: @escaping @Sendable (SessionError) -> Void) {
+    init(console: Console, configuration: SessionConfiguration, json: Bool, pointers: Bool = false, offsetSeconds: Int) {
         self.console = console
+        self.configuration = configuration
         self.json = json
         self.pointers = pointers
         lines = EventLines(offsetSeconds: offsetSeconds)
-        self.onEnd = onEnd
     }
 
-    func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {
-        let url = session.configuration.displayURL
+    /// Prints `record`; returns the error when it is the session's end.
+    func print(_ record: WireRecord) -> SessionError? {
+        switch record {
+        case .joined(let welcome, let outcome): joined(welcome, outcome: outcome)
+        case .event(let event, let text): console.out(json ? text : lines.event(event))
+        case .tick(let tick, let text): console.out(json ? text : lines.tick(tick))
+        case .missed(let range):
+            if !json { console.out(lines.missed(range, atMilliseconds: SystemTime.wallMilliseconds())) }
+        case .delivery(let mode, let tickMs): delivery(mode, tickMs: tickMs)
+        case .presence(let change, let text):
+            console.out(json ? text : lines.presence(change, atMilliseconds: SystemTime.wallMilliseconds()))
+        case .resync(let seq, let state, let text):
+            console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: SystemTime.wallMilliseconds()))
+        case .pointers(let update, let text): pointerUpdate(update, text: text)
+        case .error(let error): console.err("happyclient: the server says \(error.code.rawValue): \(error.message)")
+        case .status(let state): return status(state)
+        }
+        return nil
+    }
+
+    private func joined(_ welcome: WelcomeMessage, outcome: ResumeOutcome) {
+        let url = configuration.displayURL
         switch outcome {
         case .fresh:
             let ticks = welcome.delivery == .tick ? "; \(EventLines.delivery(.tick, tickMs: welcome.tickMs))" : ""
             console.err("happyclient: watching room \(welcome.room) at \(url) (seq \(welcome.seq), "
                         + "\(welcome.presenceCount) \(welcome.presenceCount == 1 ? "person" : "people") here\(ticks))")
-            if welcome.isNewRoom(observing: session.configuration.observe) {
+            if welcome.isNewRoom(observing: configuration.observe) {
                 console.err("happyclient: \(HistoryNotes.newRoom(welcome.room))")
             }
         case .resumed(let missed):
@@ -81,22 +113,8 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         }
     }
 
-    func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
-        console.out(json ? text : lines.event(event))
-    }
-
-    /// A crowd room's tick: one line for all its events (and its joins and leaves).
-    func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {
-        console.out(json ? text : lines.tick(tick))
-    }
-
-    func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage) {
-        guard !json else { return }
-        console.out(lines.missed(range, atMilliseconds: SystemTime.wallMilliseconds()))
-    }
-
     /// `--json` prints the message as the server encodes it (the session passes on no text for it).
-    func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {
+    private func delivery(_ mode: DeliveryMode, tickMs: Int) {
         if json {
             console.out(String(decoding: ServerMessageEncoder.delivery(mode, tickMs: tickMs), as: UTF8.self))
         } else {
@@ -104,18 +122,10 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         }
     }
 
-    func session(_ session: HappySession, presence change: PresenceChange, text: String) {
-        console.out(json ? text : lines.presence(change, atMilliseconds: SystemTime.wallMilliseconds()))
-    }
-
-    func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
-        console.out(json ? text : lines.resync(seq: seq, state: state, atMilliseconds: SystemTime.wallMilliseconds()))
-    }
-
     /// Batches as received with `--json`; else one line per pointer that
     /// moved or went, and at the start those already shown. Pointers dropped
     /// with a connection are not printed: the next welcome lists them again.
-    func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {
+    private func pointerUpdate(_ update: PointerUpdate, text: String?) {
         guard pointers else { return }
         if json {
             if update.cause == .batch, let text { console.out(text) }
@@ -142,20 +152,17 @@ final class WatchPrinter: HappySessionDelegate, Sendable {
         }
     }
 
-    func session(_ session: HappySession, didReceiveError error: WireError) {
-        console.err("happyclient: the server says \(error.code.rawValue): \(error.message)")
-    }
-
-    func session(_ session: HappySession, didChange state: ConnectionState) {
+    private func status(_ state: ConnectionState) -> SessionError? {
         switch state {
         case .waiting(let delay, let reason):
             console.err("happyclient: not connected (\(reason)); retrying in \(Describe.number(delay)) s")
         case .connecting(let attempt) where attempt > 0:
-            console.err("happyclient: reconnecting to \(session.configuration.displayURL) (attempt \(attempt + 1))")
+            console.err("happyclient: reconnecting to \(configuration.displayURL) (attempt \(attempt + 1))")
         case .ended(let error):
-            onEnd(error)
+            return error
         default:
             break
         }
+        return nil
     }
 }

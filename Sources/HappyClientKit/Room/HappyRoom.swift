@@ -162,6 +162,10 @@ public final class HappyRoom: Sendable {
         hub.pointers(current: session.pointers.values.sorted { $0.id < $1.id })
     }
 
+    /// Everything the connection hears, in order, with each message as the server sent it
+    /// (for logs and wire-level tools); starts with what comes after it is made.
+    public var wire: AsyncStream<WireRecord> { hub.wire() }
+
     /// The connection's state: now, then every change (`.waiting` while it reconnects).
     public var status: AsyncStream<ConnectionState> { hub.statuses(current: session.snapshot.connectionState) }
 

@@ -12,6 +12,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
         var presence: [Int: AsyncStream<RoomPresence>.Continuation] = [:]
         var pointers: [Int: AsyncStream<[PointerEntry]>.Continuation] = [:]
         var statuses: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
+        var wire: [Int: AsyncStream<WireRecord>.Continuation] = [:]
         var seeds: [Int: @Sendable (RoomUpdate, Scene) -> Void] = [:]
         var finished = false
     }
@@ -40,6 +41,10 @@ final class RoomHub: HappySessionDelegate, Sendable {
 
     func statuses(current: ConnectionState?) -> AsyncStream<ConnectionState> {
         stream(\.statuses, current: current, buffering: .unbounded)
+    }
+
+    func wire() -> AsyncStream<WireRecord> {
+        stream(\.wire, current: nil, buffering: .unbounded)
     }
 
     /// `handler` hears every update with the scene after it, on the loop's thread (the seed views).
@@ -83,6 +88,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
             state.presence[key] = nil
             state.pointers[key] = nil
             state.statuses[key] = nil
+            state.wire[key] = nil
         }
     }
 
@@ -99,6 +105,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
         all.presence.values.forEach { $0.finish() }
         all.pointers.values.forEach { $0.finish() }
         all.statuses.values.forEach { $0.finish() }
+        all.wire.values.forEach { $0.finish() }
     }
 
     // MARK: joining
@@ -136,6 +143,10 @@ final class RoomHub: HappySessionDelegate, Sendable {
         if let presence { for continuation in people { continuation.yield(presence) } }
     }
 
+    private func record(_ record: WireRecord) {
+        for continuation in subscribers.withLock({ Array($0.wire.values) }) { continuation.yield(record) }
+    }
+
     private func publishPresence(_ session: HappySession) {
         let ledger = session.snapshot.ledger
         let presence = RoomPresence(people: ledger.presence, count: ledger.presenceCount)
@@ -143,6 +154,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
     }
 
     func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome) {
+        record(.joined(welcome, outcome))
         let states = subscribers.withLock { Array($0.states.values) }
         for continuation in states { continuation.yield(welcome.state) }
         publishPresence(session)
@@ -158,37 +170,49 @@ final class RoomHub: HappySessionDelegate, Sendable {
     }
 
     func session(_ session: HappySession, didReceive event: EventMessage, text: String) {
+        record(.event(event, text: text))
         publish(.event(HappyEvent(event)), scene: event.state)
     }
 
     func session(_ session: HappySession, didReceive tick: TickMessage, text: String) {
+        record(.tick(tick, text: text))
         publish(.tick(HappyTick(tick)), scene: tick.state)
         if tick.presence != nil { publishPresence(session) }
     }
 
     func session(_ session: HappySession, missed range: ClosedRange<UInt64>, before tick: TickMessage) {
+        record(.missed(range))
         publish(.missed(range), scene: nil)
     }
 
     func session(_ session: HappySession, didResync seq: UInt64, state: Scene, text: String) {
+        record(.resync(seq: seq, state: state, text: text))
         publish(.resynced(seq: seq, state: state), scene: state)
         publishPresence(session)
     }
 
     func session(_ session: HappySession, didChangeDelivery mode: DeliveryMode, tickMs: Int) {
+        record(.delivery(mode, tickMs: tickMs))
         publish(.delivery(mode, tickMs: tickMs), scene: nil)
     }
 
     func session(_ session: HappySession, presence change: PresenceChange, text: String) {
+        record(.presence(change, text: text))
         publishPresence(session)
     }
 
     func session(_ session: HappySession, didUpdatePointers update: PointerUpdate, text: String?) {
+        record(.pointers(update, text: text))
         let pointers = session.pointers.values.sorted { $0.id < $1.id }
         for continuation in subscribers.withLock({ Array($0.pointers.values) }) { continuation.yield(pointers) }
     }
 
+    func session(_ session: HappySession, didReceiveError error: WireError) {
+        record(.error(error))
+    }
+
     func session(_ session: HappySession, didChange state: ConnectionState) {
+        record(.status(state))
         for continuation in subscribers.withLock({ Array($0.statuses.values) }) { continuation.yield(state) }
         switch state {
         case .connected: settleJoin(.success(()))

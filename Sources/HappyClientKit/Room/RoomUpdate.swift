@@ -158,3 +158,29 @@ public struct RoomPresence: Equatable, Sendable {
         self.count = count
     }
 }
+
+/// One thing a room's connection heard, with the message as the server sent it where
+/// there is one: `HappyRoom.wire`, for logs and tools that show the wire
+/// (`happyclient watch`). Programs that act on the room want `HappyRoom.events`.
+public enum WireRecord: Sendable {
+    /// A welcome: the first, or after a reconnect, with what the resume came to.
+    case joined(WelcomeMessage, ResumeOutcome)
+    /// An event of the room, and its JSON.
+    case event(EventMessage, text: String)
+    /// A crowd room's tick, and its JSON.
+    case tick(TickMessage, text: String)
+    /// Events a tick skipped, which will never arrive.
+    case missed(ClosedRange<UInt64>)
+    /// The room switched delivery, or its tick changed (the message carries nothing else).
+    case delivery(DeliveryMode, tickMs: Int)
+    /// A join, a leave or a crowd's presence batch, and its JSON.
+    case presence(PresenceChange, text: String)
+    /// The server replaced what was queued by the state, and its JSON.
+    case resync(seq: UInt64, state: Scene, text: String)
+    /// The others' pointers changed: a batch (with its JSON), a welcome's list or a leave.
+    case pointers(PointerUpdate, text: String?)
+    /// An error the server sent that answers no request of this client.
+    case error(WireError)
+    /// The connection's state changed; `.ended` is the last record.
+    case status(ConnectionState)
+}
