@@ -75,6 +75,23 @@ final class CrowdTests: XCTestCase {
         XCTAssertEqual(tick.senderCount, 60)
     }
 
+    func testAVoterInTwoRoundsAndAnEventOfItsOwnIsOneSender() {
+        let room = room()
+        let carol = Participant(id: "c3", name: "carol")
+        let nobody = Participant(id: "", name: "")
+        var tick = TickSummary(room: "lobby", after: 0, state: .standard)
+        tick.add(event(.dragonForward, in: room, by: nobody,
+                       votes: VoteTally(forward: 2, back: 0, voters: [alice, bob], voterCount: 2, voterIDs: ["c1", "c2"])))
+        tick.add(event(.setHappiness(70), in: room, by: alice))
+        var later = TickSummary(room: "lobby", after: 2, state: room.committed.scene)
+        later.add(event(.dragonBack, in: room, by: nobody,
+                        votes: VoteTally(forward: 0, back: 2, voters: [carol, bob], voterCount: 2, voterIDs: ["c2", "c3"])))
+        tick.append(later)
+        XCTAssertEqual(tick.senderCount, 3, "alice, bob and carol, however often each sent")
+        XCTAssertEqual(tick.votes?.forward, 2)
+        XCTAssertEqual(tick.votes?.back, 2)
+    }
+
     func testPresenceBatchesNameAtMostFiftyAndCountAll() {
         var batch = PresenceBatch(count: 0)
         for index in 0..<70 { batch.join(Participant(id: "j\(index)", name: "n"), named: true) }

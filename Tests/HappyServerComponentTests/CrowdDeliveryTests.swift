@@ -311,6 +311,20 @@ final class CrowdDeliveryTests: XCTestCase {
         XCTAssertEqual(types(messages).suffix(2), ["tick", "ack"])
     }
 
+    func testAVoterWhoAlsoSentAnotherIntentIsOneSenderOfTheTick() {
+        let test = server { $0.dragon = .vote; $0.mode = .tick }
+        // Ten voters: a tick names the last eight; v1, the first, is counted but not named.
+        let voters = (1...10).map { test.joined(name: "v\($0)") }
+        for voter in voters { test.sendIntent(voter, "dragon.forward", id: voter.id) }
+        nextTick(test)  // the round ends: its event rides in the next tick
+        test.sendIntent(voters[0], "face.setHappiness", id: "h", #""value":90"#)
+        nextTick(test)
+        let tick = test.messages(of: voters[1]).ofType("tick").last
+        XCTAssertEqual(tick?["names"]?["forwardButtonClicked:"]?.intValue, 1)
+        XCTAssertEqual(tick?["names"]?["faceView:didChangeHappiness:"]?.intValue, 1)
+        XCTAssertEqual(tick?["senderCount"]?.intValue, 10, "v1 voted and set the happiness: one sender")
+    }
+
     func testOtherIntentsAreNotVotes() {
         let test = server { $0.dragon = .vote }
         let client = test.joined()

@@ -17,13 +17,17 @@ public struct VoteTally: Equatable, Sendable {
     public var voters: [Participant]
     /// Every distinct voter.
     public var voterCount: Int
+    /// Every distinct voter's id, when the tally was counted here (not sent with the event), so
+    /// that a tick counts a voter once however many rounds and events it sent in.
+    public var voterIDs: Set<String>
 
     /// Creates a tally from its counts and, optionally, its voters.
-    public init(forward: Int, back: Int, voters: [Participant] = [], voterCount: Int = 0) {
+    public init(forward: Int, back: Int, voters: [Participant] = [], voterCount: Int = 0, voterIDs: Set<String> = []) {
         self.forward = forward
         self.back = back
         self.voters = voters
         self.voterCount = voterCount
+        self.voterIDs = voterIDs
     }
 }
 
@@ -103,7 +107,7 @@ public struct TickSummary: Equatable, Sendable {
     /// The most recent distinct senders, newest first.
     public private(set) var senders: [Participant] = []
     private var senderIDs: Set<String> = []
-    /// Voters counted in the votes but not named in them.
+    /// Voters counted in votes whose ids the tally did not carry.
     private var unnamedVoters = 0
     /// Each path's value before the tick and after it, in the order the paths first changed.
     public private(set) var changes: [(path: ScenePath, from: SceneValue, to: SceneValue)] = []
@@ -201,7 +205,11 @@ public struct TickSummary: Equatable, Sendable {
         sum.voterCount += tally.voterCount
         votes = sum
         for voter in tally.voters.reversed() { noteSender(voter) }
-        unnamedVoters += max(0, tally.voterCount - tally.voters.count)
+        if tally.voterIDs.isEmpty {
+            unnamedVoters += max(0, tally.voterCount - tally.voters.count)
+        } else {
+            senderIDs.formUnion(tally.voterIDs)
+        }
     }
 
     /// Equal when every field is, the names and changes compared entry by entry in order.
