@@ -68,7 +68,8 @@ final class CrowdTests: XCTestCase {
         let room = room()
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
         tick.add(event(.dragonForward, in: room, by: Participant(id: "", name: ""),
-                       votes: VoteTally(forward: 41, back: 19, voters: [alice, bob], voterCount: 60)))
+                       votes: VoteTally(forward: 41, back: 19, voters: [alice, bob],
+                                         voterIDs: Set(["c1", "c2"] + (3...60).map { "c\($0)" }))))
         XCTAssertEqual(tick.votes?.forward, 41)
         XCTAssertEqual(tick.votes?.back, 19)
         XCTAssertEqual(tick.senders, [alice, bob])
@@ -81,11 +82,11 @@ final class CrowdTests: XCTestCase {
         let nobody = Participant(id: "", name: "")
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
         tick.add(event(.dragonForward, in: room, by: nobody,
-                       votes: VoteTally(forward: 2, back: 0, voters: [alice, bob], voterCount: 2, voterIDs: ["c1", "c2"])))
+                       votes: VoteTally(forward: 2, back: 0, voters: [alice, bob], voterIDs: ["c1", "c2"])))
         tick.add(event(.setHappiness(70), in: room, by: alice))
         var later = TickSummary(room: "lobby", after: 2, state: room.committed.scene)
         later.add(event(.dragonBack, in: room, by: nobody,
-                        votes: VoteTally(forward: 0, back: 2, voters: [carol, bob], voterCount: 2, voterIDs: ["c2", "c3"])))
+                        votes: VoteTally(forward: 0, back: 2, voters: [carol, bob], voterIDs: ["c2", "c3"])))
         tick.append(later)
         XCTAssertEqual(tick.senderCount, 3, "alice, bob and carol, however often each sent")
         XCTAssertEqual(tick.votes?.forward, 2)

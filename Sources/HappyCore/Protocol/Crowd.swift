@@ -15,18 +15,15 @@ public struct VoteTally: Equatable, Sendable {
     public var back: Int
     /// The most recent distinct voters, newest first (for a tick's senders; not sent with the event).
     public var voters: [Participant]
-    /// Every distinct voter.
-    public var voterCount: Int
-    /// Every distinct voter's id, when the tally was counted here (not sent with the event), so
-    /// that a tick counts a voter once however many rounds and events it sent in.
+    /// Every distinct voter's id (not sent with the event), so that a tick counts a voter once
+    /// however many rounds and events it sent in. Empty for a tally read from the wire.
     public var voterIDs: Set<String>
 
     /// Creates a tally from its counts and, optionally, its voters.
-    public init(forward: Int, back: Int, voters: [Participant] = [], voterCount: Int = 0, voterIDs: Set<String> = []) {
+    public init(forward: Int, back: Int, voters: [Participant] = [], voterIDs: Set<String> = []) {
         self.forward = forward
         self.back = back
         self.voters = voters
-        self.voterCount = voterCount
         self.voterIDs = voterIDs
     }
 }
@@ -107,8 +104,6 @@ public struct TickSummary: Equatable, Sendable {
     /// The most recent distinct senders, newest first.
     public private(set) var senders: [Participant] = []
     private var senderIDs: Set<String> = []
-    /// Voters counted in votes whose ids the tally did not carry.
-    private var unnamedVoters = 0
     /// Each path's value before the tick and after it, in the order the paths first changed.
     public private(set) var changes: [(path: ScenePath, from: SceneValue, to: SceneValue)] = []
     /// The scene after event `seq`.
@@ -126,9 +121,8 @@ public struct TickSummary: Equatable, Sendable {
         self.state = state
     }
 
-    /// How many senders the tick's events had: the distinct named ones plus the voters
-    /// that were counted but not named.
-    public var senderCount: Int { senderIDs.count + unnamedVoters }
+    /// How many distinct senders the tick's events had, voters included.
+    public var senderCount: Int { senderIDs.count }
     /// How many events the tick covers (none when `from` is `seq` + 1).
     public var eventCount: Int { seq >= from ? Int(seq - from + 1) : 0 }
     /// True when the tick covers no event and no join or leave: there is nothing to send.
@@ -160,15 +154,8 @@ public struct TickSummary: Equatable, Sendable {
         for entry in later.names { count(name: entry.name, times: entry.count) }
         for sender in later.senders.reversed() { noteSender(sender) }
         senderIDs.formUnion(later.senderIDs)
-        unnamedVoters += later.unnamedVoters
         for change in later.changes { noteChange(change.path, from: change.from, to: change.to) }
-        if let tally = later.votes {
-            var sum = votes ?? VoteTally(forward: 0, back: 0)
-            sum.forward += tally.forward
-            sum.back += tally.back
-            sum.voterCount += tally.voterCount
-            votes = sum
-        }
+        if let tally = later.votes { sumVotes(tally) }
         if let batch = later.presence {
             if presence == nil { presence = batch } else { presence!.append(batch) }
         }
@@ -198,25 +185,25 @@ public struct TickSummary: Equatable, Sendable {
     }
 
     private mutating func addVotes(_ tally: VoteTally) {
-        // Voters are counted with the event's votes; the listed ones are named as senders.
+        // Every voter is a sender; the most recent ones are named.
+        sumVotes(tally)
+        for voter in tally.voters.reversed() { noteSender(voter) }
+        senderIDs.formUnion(tally.voterIDs)
+    }
+
+    /// Adds a tally's counts to the tick's (the sum keeps no voters: the senders hold them).
+    private mutating func sumVotes(_ tally: VoteTally) {
         var sum = votes ?? VoteTally(forward: 0, back: 0)
         sum.forward += tally.forward
         sum.back += tally.back
-        sum.voterCount += tally.voterCount
         votes = sum
-        for voter in tally.voters.reversed() { noteSender(voter) }
-        if tally.voterIDs.isEmpty {
-            unnamedVoters += max(0, tally.voterCount - tally.voters.count)
-        } else {
-            senderIDs.formUnion(tally.voterIDs)
-        }
     }
 
     /// Equal when every field is, the names and changes compared entry by entry in order.
     public static func == (lhs: TickSummary, rhs: TickSummary) -> Bool {
         lhs.room == rhs.room && lhs.from == rhs.from && lhs.seq == rhs.seq && lhs.time == rhs.time
             && lhs.names.elementsEqual(rhs.names, by: { $0 == $1 }) && lhs.senders == rhs.senders
-            && lhs.senderIDs == rhs.senderIDs && lhs.unnamedVoters == rhs.unnamedVoters && lhs.state == rhs.state && lhs.presence == rhs.presence
+            && lhs.senderIDs == rhs.senderIDs && lhs.state == rhs.state && lhs.presence == rhs.presence
             && lhs.votes == rhs.votes
             && lhs.changes.elementsEqual(rhs.changes, by: { $0.path == $1.path && $0.from == $1.from && $0.to == $1.to })
     }

@@ -47,14 +47,13 @@ struct RoomVotes {
         }
         var forward = 0, back = 0
         var recent: [Participant] = []
-        var ids = Set<String>(minimumCapacity: order.count)
         for key in order.reversed() {
             guard let ballot = ballots[key] else { continue }
             if ballot.forward { forward += 1 } else { back += 1 }
             if recent.count < TickSummary.senderLimit { recent.append(ballot.participant) }
-            ids.insert(key)  // the participant id, or "http <address>" over HTTP
         }
-        return (VoteTally(forward: forward, back: back, voters: recent, voterCount: order.count, voterIDs: ids), answers)
+        return (VoteTally(forward: forward, back: back, voters: recent,
+                          voterIDs: Set(order)), answers)  // keys: participant ids, "http <address>" over HTTP
     }
 }
 
