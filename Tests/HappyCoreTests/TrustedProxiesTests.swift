@@ -29,11 +29,17 @@ final class TrustedProxiesTests: XCTestCase {
                        "entries left of the client are never read")
     }
 
-    func testAMissingEmptyOrMalformedHeaderLeavesThePeer() {
-        for header in [nil, "", "   ", ",", "198.51.100.7,", "198.51.100.7, unknown", "example.com",
-                       "198.51.100.7 203.0.113.5", "10.0.0.0/8", "[2001:db8::7", "198.51.100.7:99999"] {
-            XCTAssertEqual(proxies.clientAddress(peer: "10.0.0.1", forwardedFor: header), "10.0.0.1", header ?? "nil")
+    func testAMissingEmptyOrMalformedHeaderIsAnUnknownClientNeverTheProxy() {
+        for header in [nil, "", "   ", ",", "198.51.100.7,", "198.51.100.7, unknown", "unknown", "example.com",
+                       "203.0.113.9, garbage", "198.51.100.7 203.0.113.5", "10.0.0.0/8", "[2001:db8::7",
+                       "198.51.100.7:99999"] {
+            let client = proxies.clientAddress(peer: "10.0.0.1", forwardedFor: header)
+            XCTAssertEqual(client, TrustedProxies.unknownClient, header ?? "nil")
+            XCTAssertNil(IPAddress(client), "an unknown client is no address, so never loopback")
         }
+        let sameHost = TrustedProxies([IPAddress("127.0.0.1")!])
+        XCTAssertEqual(sameHost.clientAddress(peer: "127.0.0.1", forwardedFor: nil), TrustedProxies.unknownClient,
+                       "a same-host proxy's request without the header is not from loopback")
     }
 
     func testHopsWithPortsAreRead() {

@@ -8,13 +8,20 @@ public struct AccessClaims: Equatable, Sendable {
     public var room: String?
     /// When the token expires (`exp`), in seconds since 1970; nil when it does not.
     public var expiresAt: Int64?
+    /// Who the token is for (`aud`), when it names one.
+    public var audience: String?
+    /// Who made the token (`iss`), when it names one.
+    public var issuer: String?
 
     /// Creates claims; they are not checked here.
-    public init(subject: String, role: Role, room: String? = nil, expiresAt: Int64? = nil) {
+    public init(subject: String, role: Role, room: String? = nil, expiresAt: Int64? = nil,
+                audience: String? = nil, issuer: String? = nil) {
         self.subject = subject
         self.role = role
         self.room = room
         self.expiresAt = expiresAt
+        self.audience = audience
+        self.issuer = issuer
     }
 
     /// Whether these claims let their holder into `roomName`.
@@ -29,6 +36,10 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
     case badSignature
     /// `exp` has passed, by more than the verifier's `leeway`.
     case expired
+    /// `nbf` is still ahead, by more than the verifier's `leeway`.
+    case notYetValid
+    /// `aud` or `iss` is not the one the server expects (`auth.audience`, `auth.issuer`); the text names it.
+    case wrongParty(String)
     /// The header's `alg` is not `HS256` (`none` when it has none).
     case unsupportedAlgorithm(String)
 
@@ -38,6 +49,8 @@ public enum TokenRejection: Error, Equatable, Sendable, CustomStringConvertible 
         case .malformed(let why): return "malformed token: \(why)"
         case .badSignature: return "token signature does not match"
         case .expired: return "token has expired"
+        case .notYetValid: return "token is not valid yet (nbf is in the future)"
+        case .wrongParty(let why): return why
         case .unsupportedAlgorithm(let alg): return "token algorithm \(alg) is not HS256"
         }
     }
@@ -51,15 +64,23 @@ public struct TokenVerifier: Sendable {
 
     private let secret: [UInt8]
     private let hmac: HMAC
-    /// Seconds of clock difference tolerated on `exp`.
+    /// Seconds of clock difference tolerated on `exp` and `nbf`.
     public let leeway: Int64
+    /// The `aud` a token must name; nil: not checked.
+    public let audience: String?
+    /// The `iss` a token must carry; nil: not checked.
+    public let issuer: String?
 
     /// Creates a verifier for tokens signed with the UTF-8 bytes of `secret`,
-    /// tolerating `leeway` seconds of clock difference on `exp`.
-    public init(secret: String, leeway: Int64 = 30, hmac: @escaping HMAC) {
+    /// tolerating `leeway` seconds of clock difference on `exp` and `nbf`, and
+    /// requiring `audience` and `issuer` when they are given (empty: not checked).
+    public init(secret: String, leeway: Int64 = 30, audience: String = "", issuer: String = "",
+                hmac: @escaping HMAC) {
         self.secret = Array(secret.utf8)
         self.hmac = hmac
         self.leeway = leeway
+        self.audience = audience.isEmpty ? nil : audience
+        self.issuer = issuer.isEmpty ? nil : issuer
     }
 
     /// Checks a token's form, algorithm and signature, then reads its claims.
@@ -67,9 +88,11 @@ public struct TokenVerifier: Sendable {
     /// - Parameters:
     ///   - token: the compact JWT, `header.payload.signature` in base64url.
     ///   - nowSeconds: the current time, in seconds since 1970.
-    /// - Returns: the claims, or why the token is refused: `sub` must be a valid display
-    ///   name, `role` one of the three roles, `room` (optional) a valid room name, and
-    ///   `exp` (optional) a number at most `leeway` seconds in the past.
+    /// - Returns: the claims, or why the token is refused: no name may appear twice in the
+    ///   header or the payload; `sub` must be a valid display name, `role` one of the three
+    ///   roles, `room` (optional) a valid room name, `exp` (optional) a number at most
+    ///   `leeway` seconds in the past, `nbf` (optional) one at most `leeway` seconds ahead,
+    ///   and `aud` and `iss` the expected ones when the verifier has them.
     public func verify(_ token: String, nowSeconds: Int64) -> Result<AccessClaims, TokenRejection> {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .failure(.malformed("expected three dot-separated parts")) }
@@ -80,6 +103,7 @@ public struct TokenVerifier: Sendable {
         guard let header = try? JSONParser.parse(headerBytes), header.isObject else {
             return .failure(.malformed("header is not a JSON object"))
         }
+        if let name = Self.repeatedName(in: header) { return .failure(.malformed("header names \(name) twice")) }
         guard header["alg"]?.stringValue == "HS256" else {
             return .failure(.unsupportedAlgorithm(header["alg"]?.stringValue ?? "none"))
         }
@@ -91,6 +115,8 @@ public struct TokenVerifier: Sendable {
         guard let payload = try? JSONParser.parse(payloadBytes), payload.isObject else {
             return .failure(.malformed("payload is not a JSON object"))
         }
+        // Readers differ on which of two equal names wins: a token that has two is nobody's.
+        if let name = Self.repeatedName(in: payload) { return .failure(.malformed("claim \(name) appears twice")) }
         guard let subject = payload["sub"]?.stringValue, Names.isValidDisplayName(subject) else {
             return .failure(.malformed("sub must be a name of 1-32 printable characters"))
         }
@@ -111,7 +137,40 @@ public struct TokenVerifier: Sendable {
             expiresAt = whole
             if nowSeconds - leeway > whole { return .failure(.expired) }
         }
-        return .success(AccessClaims(subject: subject, role: role, room: room, expiresAt: expiresAt))
+        if let value = payload["nbf"], value != .null {
+            guard let seconds = value.doubleValue, seconds.isFinite,
+                  let whole = Int64(exactly: seconds.rounded(.towardZero)) else {
+                return .failure(.malformed("nbf must be a number of seconds since 1970"))
+            }
+            if whole > nowSeconds + leeway { return .failure(.notYetValid) }
+        }
+        let audiences: [String]
+        switch payload["aud"] {
+        case nil, .null?: audiences = []
+        case .string(let one)?: audiences = [one]
+        case .array(let list)?:
+            let names = list.compactMap(\.stringValue)
+            guard names.count == list.count else { return .failure(.malformed("aud must be a string or a list of strings")) }
+            audiences = names
+        default: return .failure(.malformed("aud must be a string or a list of strings"))
+        }
+        if let audience, !audiences.contains(audience) {
+            return .failure(.wrongParty("the token is not for this server: its aud must name \(audience)"))
+        }
+        let issuedBy = payload["iss"]?.stringValue
+        if let issuer, issuedBy != issuer {
+            return .failure(.wrongParty("the token was not issued by \(issuer) (its iss must be that)"))
+        }
+        return .success(AccessClaims(subject: subject, role: role, room: room, expiresAt: expiresAt,
+                                     audience: audiences.first, issuer: issuedBy))
+    }
+
+    /// A member name that appears more than once in `object`, if any.
+    private static func repeatedName(in object: JSONValue) -> String? {
+        guard case .object(let members) = object else { return nil }
+        var seen = Set<String>()
+        for member in members where !seen.insert(member.key).inserted { return member.key }
+        return nil
     }
 
     /// Makes an HS256 token carrying `claims`, signed with the secret; the claims are
@@ -123,6 +182,8 @@ public struct TokenVerifier: Sendable {
         payload.key("role"); payload.string(claims.role.rawValue)
         if let room = claims.room { payload.key("room"); payload.string(room) }
         if let exp = claims.expiresAt { payload.key("exp"); payload.int(Int(exp)) }
+        if let audience = claims.audience { payload.key("aud"); payload.string(audience) }
+        if let issuer = claims.issuer { payload.key("iss"); payload.string(issuer) }
         payload.endObject()
         let header = Base64URL.encode(Array(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
         let body = Base64URL.encode(payload.bytes)

@@ -69,6 +69,14 @@ extension HappyConfig {
             throw fail("limits.pointerIntervalMs", "must be between 1 and 60000")
         }
         guard limits.maxPointersPerBatch >= 1 else { throw fail("limits.maxPointersPerBatch", "must be at least 1") }
+        guard limits.httpPerSecond > 0 else { throw fail("limits.httpPerSecond", "must be greater than 0") }
+        guard limits.httpBurst >= 1 else { throw fail("limits.httpBurst", "must be at least 1") }
+        guard limits.roomsPerAddress >= 1 else { throw fail("limits.roomsPerAddress", "must be at least 1 (new rooms a minute)") }
+        guard limits.streamsPerAddress >= 1 else { throw fail("limits.streamsPerAddress", "must be at least 1") }
+        for name in publicHosts where !HostName.isValid(name) {
+            throw fail("publicHosts", "entry \"\(name)\" is not a host name: list names such as \"happy.example.com\" "
+                       + "(no scheme, port or path)")
+        }
         guard persistence.historyLimit >= 0 else { throw fail("persistence.historyLimit", "must not be negative") }
 
         guard tls.cert.isEmpty == tls.key.isEmpty else { throw fail("tls", "needs both cert and key, or neither") }
@@ -101,6 +109,11 @@ extension HappyConfig {
             }
         }
         guard webhookQueueMax >= 1 else { throw fail("webhookQueueMax", "must be at least 1") }
+        guard backup.everySeconds >= 0 else { throw fail("backup.everySeconds", "must not be negative (0: no periodic backups)") }
+        guard backup.everySeconds == 0 || !backup.dir.isEmpty else {
+            throw fail("backup.everySeconds", "needs backup.dir (the folder the copies go to)")
+        }
+        guard backup.keep >= 1 else { throw fail("backup.keep", "must be at least 1") }
         guard ["debug", "info", "warn", "error"].contains(log.level) else {
             throw fail("log.level", "must be one of debug, info, warn, error")
         }
@@ -123,6 +136,7 @@ struct ConfigReader {
             case "defaultRoom": config.defaultRoom = try string(value, key)
             case "compression": config.compression = try bool(value, key)
             case "trustedProxies": config.trustedProxies = try strings(value, key)
+            case "publicHosts": config.publicHosts = try strings(value, key)
             case "scene": try readScene(value, into: &config.scene)
             case "limits": try readLimits(value, into: &config.limits)
             case "persistence":
@@ -141,6 +155,8 @@ struct ConfigReader {
                     switch k {
                     case "secret": config.auth.secret = try string(v, name)
                     case "allowedOrigins": config.auth.allowedOrigins = try strings(v, name)
+                    case "audience": config.auth.audience = try string(v, name)
+                    case "issuer": config.auth.issuer = try string(v, name)
                     default: throw unknown(name)
                     }
                 }
@@ -189,6 +205,16 @@ struct ConfigReader {
                 config.webhooks = []
                 for (index, entry) in list.enumerated() { config.webhooks.append(try readWebhook(entry, index: index)) }
             case "webhookQueueMax": config.webhookQueueMax = try integer(value, key)
+            case "backup":
+                for (k, v) in try members(value, path: "backup") {
+                    let name = "backup.\(k)"
+                    switch k {
+                    case "dir": config.backup.dir = try string(v, name)
+                    case "everySeconds": config.backup.everySeconds = try integer(v, name)
+                    case "keep": config.backup.keep = try integer(v, name)
+                    default: throw unknown(name)
+                    }
+                }
             case "log":
                 for (k, v) in try members(value, path: "log") {
                     let name = "log.\(k)"
@@ -265,6 +291,10 @@ struct ConfigReader {
             case "pointersPerSecond": l.pointersPerSecond = try number(v, name)
             case "pointerIntervalMs": l.pointerIntervalMs = try integer(v, name)
             case "maxPointersPerBatch": l.maxPointersPerBatch = try integer(v, name)
+            case "httpPerSecond": l.httpPerSecond = try number(v, name)
+            case "httpBurst": l.httpBurst = try integer(v, name)
+            case "roomsPerAddress": l.roomsPerAddress = try integer(v, name)
+            case "streamsPerAddress": l.streamsPerAddress = try integer(v, name)
             default: throw unknown(name)
             }
         }

@@ -15,6 +15,9 @@ public struct HappyConfig: Equatable, Sendable {
     public var defaultRoom = "lobby"
     /// Reverse proxies (IP addresses) whose `X-Forwarded-For` names the client.
     public var trustedProxies: [String] = []
+    /// Host names the server answers to beyond `host` (`publicHosts`): the operator API
+    /// refuses a request whose `Host` names none of them (PROTOCOL.md section 13).
+    public var publicHosts: [String] = []
     /// A new room's state, the face's scale range and the dragon scene's geometry (`scene`).
     public var scene = SceneSection()
     /// Caps, rate limits, timeouts and history sizes (`limits`).
@@ -39,6 +42,8 @@ public struct HappyConfig: Equatable, Sendable {
     public var webhookQueueMax = 100_000
     /// Log level and format (`log`).
     public var log = LogSection()
+    /// Online copies of the database (`backup`).
+    public var backup = BackupSection()
 
     /// A configuration with every key at its default.
     public init() {}
@@ -115,6 +120,15 @@ public struct HappyConfig: Equatable, Sendable {
         public var pointerIntervalMs = 50
         /// Pointers in one `pointers` message (and in `welcome.pointers`).
         public var maxPointersPerBatch = 50
+        /// Refill rate of each client address's HTTP token bucket (`limits.httpPerSecond`,
+        /// default 50); a read takes one token, a frame more (docs/operations.md).
+        public var httpPerSecond = 50.0
+        /// Size of that bucket (`limits.httpBurst`, default 100).
+        public var httpBurst = 100
+        /// New rooms one client address may create a minute (`limits.roomsPerAddress`, default 50).
+        public var roomsPerAddress = 50
+        /// Frame streams (`/stream/`) one client address may hold open (`limits.streamsPerAddress`, default 8).
+        public var streamsPerAddress = 8
     }
 
     /// The `persistence` keys: recording rooms in SQLite under `dataDir`.
@@ -135,6 +149,20 @@ public struct HappyConfig: Equatable, Sendable {
         /// Origins a browser may connect from, import `/js/` from and read the API from (CORS);
         /// empty allows any (`auth.allowedOrigins`, default `[]`).
         public var allowedOrigins: [String] = []
+        /// When set, a token must carry this `aud` claim (`auth.audience`, default empty: not checked).
+        public var audience = ""
+        /// When set, a token must carry this `iss` claim (`auth.issuer`, default empty: not checked).
+        public var issuer = ""
+    }
+
+    /// The `backup` keys: periodic online copies of the SQLite database.
+    public struct BackupSection: Equatable, Sendable {
+        /// Folder the copies go to (`backup.dir`, default empty: no periodic backups).
+        public var dir = ""
+        /// Seconds between copies (`backup.everySeconds`, default 0: none).
+        public var everySeconds = 0
+        /// Copies kept; older ones are deleted (`backup.keep`, default 7).
+        public var keep = 7
     }
 
     /// The `tls` keys: PEM files for `wss://` and `https://`; both or neither.
@@ -230,6 +258,17 @@ public struct HappyConfig: Equatable, Sendable {
             self.url = url
             self.events = events
             self.secret = secret
+        }
+
+        /// `url` for logs: without credentials (`user:pass@`), query or fragment, which may hold secrets.
+        public var redactedURL: String {
+            guard let schemeEnd = url.firstIndex(of: ":"), url[schemeEnd...].hasPrefix("://") else { return "(not a URL)" }
+            let afterScheme = url.index(schemeEnd, offsetBy: 3)
+            var rest = url[afterScheme...]
+            if let cut = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<cut] + "?…" }
+            let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+            if let at = rest[..<authorityEnd].lastIndex(of: "@") { rest = "…@" + rest[rest.index(after: at)...] }
+            return String(url[..<afterScheme]) + rest
         }
     }
 

@@ -17,13 +17,29 @@ public struct TokenBucket: Sendable {
 
     /// Takes one token if there is one. `now` is in seconds (monotonic).
     public mutating func take(now: Double) -> Bool {
+        take(1, now: now)
+    }
+
+    /// Takes `cost` tokens if the bucket holds them (a cost above `burst` takes a full bucket).
+    public mutating func take(_ cost: Double, now: Double) -> Bool {
+        refill(now: now)
+        let needed = min(cost, burst)
+        guard tokens >= needed else { return false }
+        tokens -= needed
+        return true
+    }
+
+    /// Seconds until `cost` tokens are there (0 when they are).
+    public mutating func secondsUntil(_ cost: Double, now: Double) -> Double {
+        refill(now: now)
+        return max(0, (min(cost, burst) - tokens) / ratePerSecond)
+    }
+
+    private mutating func refill(now: Double) {
         if now > updatedAt {
             tokens = min(burst, tokens + (now - updatedAt) * ratePerSecond)
             updatedAt = now
         }
-        guard tokens >= 1 else { return false }
-        tokens -= 1
-        return true
     }
 }
 

@@ -24,6 +24,11 @@ public struct TrustedProxies: Equatable, Sendable {
         self.init(addresses)
     }
 
+    /// The client address of a trusted proxy's request whose `X-Forwarded-For`
+    /// is missing or cannot be read: an address that is no IP address, so that
+    /// it is never loopback, never a proxy and never anyone's own.
+    public static let unknownClient = "unknown"
+
     /// Whether no proxy is trusted (then `X-Forwarded-For` is never read).
     public var isEmpty: Bool { addresses.isEmpty }
 
@@ -38,17 +43,19 @@ public struct TrustedProxies: Equatable, Sendable {
     /// is not a trusted proxy, or the leftmost entry when all of them are.
     /// Entries left of the client are never read (the client may have written
     /// them). A missing or empty header, or one whose entries up to the client
-    /// are not all addresses, leaves `peer`.
+    /// are not all addresses, gives `unknownClient`: never the proxy's own
+    /// address, which may be loopback.
     public func clientAddress(peer: String, forwardedFor: String?) -> String {
-        guard trusts(peer), let forwardedFor else { return peer }
+        guard trusts(peer) else { return peer }
+        guard let forwardedFor else { return Self.unknownClient }
         let entries = forwardedFor.split(separator: ",", omittingEmptySubsequences: false)
         var leftmost: IPAddress?
         for entry in entries.reversed() {
-            guard let address = Self.hop(entry.trimmingSpaces) else { return peer }
+            guard let address = Self.hop(entry.trimmingSpaces) else { return Self.unknownClient }
             if !addresses.contains(address) { return address.description }
             leftmost = address
         }
-        return leftmost?.description ?? peer
+        return leftmost?.description ?? Self.unknownClient
     }
 
     /// An entry: a plain address, or one of the forms some proxies write with

@@ -12,6 +12,8 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let normalClosure = WebSocketCloseCode(rawValue: 1000)
     /// Server shutting down (or a client leaving).
     public static let goingAway = WebSocketCloseCode(rawValue: 1001)
+    /// A frame that breaks RFC 6455 (a client frame without a mask key).
+    public static let protocolError = WebSocketCloseCode(rawValue: 1002)
     /// A binary message on the JSON protocol.
     public static let unsupportedData = WebSocketCloseCode(rawValue: 1003)
     /// Refused at admission, or a flood.
@@ -20,6 +22,8 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let messageTooBig = WebSocketCloseCode(rawValue: 1009)
     /// The room could not be loaded.
     public static let internalError = WebSocketCloseCode(rawValue: 1011)
+    /// The server restarts or is replaced by a new version: reconnect at once and resume (section 2).
+    public static let serviceRestart = WebSocketCloseCode(rawValue: 1012)
     /// Server full (`maxClients`, `maxRooms`).
     public static let tryAgainLater = WebSocketCloseCode(rawValue: 1013)
     /// Removed from the room by an operator (section 13): do not reconnect.
