@@ -10,6 +10,11 @@
 #include <sys/resource.h>
 #include <malloc.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <stddef.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <ev.h>
 
 /* Headroom lws needs in front of every payload passed to lws_write(). */
@@ -32,6 +37,11 @@ static inline FILE *happy_stderr(void) { return stderr; }
 /* Hands freed heap memory back to the kernel after a burst (glibc). */
 static inline void happy_release_free_memory(void) { malloc_trim(0); }
 
+/* Allocations of `bytes` and more get pages of their own, returned when freed.
+ * Setting it also stops glibc from raising the threshold after each such free,
+ * which otherwise keeps every large buffer's memory in the heap. */
+static inline void happy_map_allocations_from(int bytes) { mallopt(M_MMAP_THRESHOLD, bytes); }
+
 static inline void happy_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 
 /* Raise the soft descriptor limit to the hard limit; returns the new soft limit. */
@@ -50,6 +60,26 @@ static inline long happy_raise_fd_limit(void) {
  * which also turns off its autotuning. Returns 0 on success. */
 static inline int happy_set_send_buffer(int fd, int bytes) {
     return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
+/* Bytes the application has read from a TCP socket so far: what arrived in
+ * order, less what still waits in the receive queue. The queue is read first,
+ * so bytes arriving in between can only make the figure larger, never
+ * smaller. -1 when the kernel does not say. */
+static inline long long happy_socket_bytes_read(int fd) {
+    /* tcpi_bytes_received of the kernel's struct tcp_info (Linux 4.1 and
+     * later): its layout is ABI, fields are only appended. glibc's copy of the
+     * struct lacks the field and <linux/tcp.h> clashes with it, hence the offset. */
+    enum { tcp_info_option = 11, bytes_received_offset = 128 };
+    unsigned char info[256];
+    unsigned long long received;
+    int queued = 0;
+    socklen_t length = sizeof info;
+    if (ioctl(fd, SIOCINQ, &queued) != 0) return -1;
+    if (getsockopt(fd, IPPROTO_TCP, tcp_info_option, info, &length) != 0) return -1;
+    if (length < bytes_received_offset + sizeof received) return -1;
+    memcpy(&received, info + bytes_received_offset, sizeof received);
+    return (long long)received - queued;
 }
 
 /* A timer on the lws event loop that knows its owner: lws hands the callback

@@ -53,6 +53,9 @@ public struct LWSCallbackReason: Hashable, Sendable {
     @inlinable public static var httpWriteable: Self { Self(LWS_CALLBACK_HTTP_WRITEABLE) }
     @inlinable public static var closedHTTP: Self { Self(LWS_CALLBACK_CLOSED_HTTP) }
 
+    /// Any HTTP request's headers are in, a static file's too, before lws routes it; nonzero closes.
+    @inlinable public static var filterHTTPConnection: Self { Self(LWS_CALLBACK_FILTER_HTTP_CONNECTION) }
+
     // Server sockets.
     /// A socket was accepted (`acceptedSocket`, `filteredClientAddress`); nonzero refuses it.
     @inlinable public static var filterNetworkConnection: Self { Self(LWS_CALLBACK_FILTER_NETWORK_CONNECTION) }

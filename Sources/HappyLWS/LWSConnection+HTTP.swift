@@ -35,6 +35,24 @@ extension LWSConnection {
         return writer.position
     }
 
+    /// Answers before any route has the request (from `filterHTTPConnection`),
+    /// with `Connection: close`: the caller then returns nonzero, and the
+    /// connection closes once the answer is out. False when it could not be written.
+    public func answerAndClose(status: Int, contentType: String, body: [UInt8],
+                               headers: [(name: String, value: String)]) -> Bool {
+        let headroom = LWSConnection.writeHeadroom
+        let capacity = 2048 + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + body.count
+        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: headroom + capacity)
+        defer { storage.deallocate() }
+        let start = storage + headroom
+        guard var cursor = writeResponseHeaders(status: status, contentType: contentType, contentLength: body.count,
+                                                cacheControl: "no-store", closeConnection: true, headers: headers,
+                                                from: start, end: start + capacity) else { return false }
+        body.withUnsafeBufferPointer { cursor.update(from: $0.baseAddress!, count: body.count) }
+        cursor += body.count
+        return write(start, count: cursor - start, mode: .httpFinal) >= 0
+    }
+
     /// After the last byte of a response: lws is ready for the connection's
     /// next request. False when the connection must close instead (return
     /// -1 from the callback).

@@ -36,6 +36,7 @@ public struct LWSHeader: Hashable, Sendable {
     @inlinable public static var ifNoneMatch: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_IF_NONE_MATCH) }
     @inlinable public static var accept: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_ACCEPT) }
     @inlinable public static var contentLength: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_LENGTH) }
+    @inlinable public static var transferEncoding: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_TRANSFER_ENCODING) }
     @inlinable public static var contentType: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CONTENT_TYPE) }
     @inlinable public static var cacheControl: LWSHeader { LWSHeader(WSI_TOKEN_HTTP_CACHE_CONTROL) }
     @inlinable public static var connection: LWSHeader { LWSHeader(WSI_TOKEN_CONNECTION) }
@@ -65,6 +66,21 @@ extension LWSConnection {
         var buffer = [CChar](repeating: 0, count: length + 1)
         guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), header.token) >= 0 else { return nil }
         return Self.string(buffer)
+    }
+
+    /// Each line of a header that came more than once, in order (lws joins
+    /// them with commas in `header(_:)`); empty when it is absent.
+    public func headerLines(_ header: LWSHeader) -> [String] {
+        var lines: [String] = []
+        var index: Int32 = 0
+        while true {
+            let length = Int(lws_hdr_fragment_length(wsi, header.token, index))
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), header.token, index) >= 0 else { break }
+            lines.append(Self.string(buffer))
+            index += 1
+        }
+        return lines
     }
 
     /// A header lws has no token for, by name in any case (`X-Happy-Name`).

@@ -121,6 +121,13 @@ public struct LWSConnection: Hashable {
     @inlinable
     public var socketDescriptor: Int32 { lws_get_socket_fd(wsi) }
 
+    /// Bytes read from the TCP socket so far (by lws, or TLS under it), never
+    /// less than the truth; nil when the kernel does not say (not TCP).
+    public var bytesRead: Int64? {
+        let count = happy_socket_bytes_read(lws_get_socket_fd(wsi))
+        return count < 0 ? nil : Int64(count)
+    }
+
     /// Fixes the socket's kernel send buffer at `bytes` (Linux doubles the
     /// figure), which also turns its autotuning off. False when it failed.
     @inlinable

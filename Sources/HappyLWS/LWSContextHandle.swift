@@ -40,6 +40,13 @@ public enum LWSProcess {
     public static func releaseFreeMemory() {
         happy_release_free_memory()
     }
+
+    /// Large buffers (a frame's drawing surface: 16 MB at 2048²) get memory
+    /// of their own that goes back to the system when freed, instead of
+    /// staying in the heap after a burst of renders.
+    public static func mapLargeAllocations(from bytes: Int = 1 << 20) {
+        happy_map_allocations_from(Int32(bytes))
+    }
 }
 
 /// Which lws log lines reach standard error.

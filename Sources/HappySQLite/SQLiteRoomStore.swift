@@ -72,6 +72,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         if FileManager.default.fileExists(atPath: path), !FileManager.default.isReadableFile(atPath: path) {
             throw StoreError(.setup, "cannot read the database \(path): permission denied")
         }
+        // SQLite gives the journal files the database's mode: made 0600 first, all three stay private.
+        let created = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if created >= 0 { Foundation.close(created) }
         do {
             database = try SQLiteDatabase(path: path, vfs: Self.fileSystem)
             try Self.verify(database, path: path)
@@ -83,6 +86,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             guard journal?.lowercased() == "wal" else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL mode (got \(journal ?? "nothing"))")
             }
+            // Files of an older install may be readable by others: they hold names, addresses and history.
+            for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
             try SQLiteSchema.prepare(database)
             let schema = try database.scalarText("SELECT value FROM meta WHERE key = 'schema'")
             guard schema == Self.schemaVersion else {
@@ -309,7 +314,7 @@ final class DataDirectoryLock {
 
     init(directory: String) throws(StoreError) {
         let path = (directory as NSString).appendingPathComponent("happy.lock")
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StoreError(.setup, "cannot create \(path): \(String(cString: strerror(errno)))")
         }

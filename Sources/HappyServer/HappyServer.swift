@@ -19,6 +19,7 @@ public final class HappyServer: @unchecked Sendable {
     public let config: HappyConfig
     let logger: Logger
     let metrics = Metrics()
+    let refusals: RefusalLog
     let inbox = WakeInbox()
     let clock: ServiceClock
     let lifecycle = ServerLifecycle()
@@ -53,6 +54,7 @@ public final class HappyServer: @unchecked Sendable {
     let frames: FrameService
     let status: StatusRoutes
     let http: HTTPIntake
+    let gate: HTTPGate
     let dispatch: ServerDispatch
 
     /// The lws context, once started.
@@ -66,24 +68,29 @@ public final class HappyServer: @unchecked Sendable {
     public var boundPort: Int { host?.boundPort ?? 0 }
 
     /// Everything the server depends on comes in here: the store, the
-    /// cluster bus (cluster mode) and the token verifier (`auth.secret`).
+    /// cluster bus (cluster mode), the token verifier (`auth.secret`) and the
+    /// operator key (without `auth.secret`: PROTOCOL.md section 13).
     /// Throws when `webRoot` or the scene art in it cannot be read.
     /// `webhookPoster` sends the webhooks' batches (PROTOCOL.md section 13).
     public convenience init(config: HappyConfig, store: any RoomStore, logger: Logger,
-                            tokenVerifier: TokenVerifier? = nil, clusterBus: (any ClusterBus)? = nil,
+                            tokenVerifier: TokenVerifier? = nil, operatorKey: OperatorKey? = nil,
+                            clusterBus: (any ClusterBus)? = nil,
                             webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
-        try self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, clusterBus: clusterBus,
-                      time: SystemTimeSource.shared, timers: LWSServerTimers(), webhookPoster: webhookPoster)
+        try self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, operatorKey: operatorKey,
+                      clusterBus: clusterBus, time: SystemTimeSource.shared, timers: LWSServerTimers(),
+                      webhookPoster: webhookPoster)
     }
 
     /// `storeAccess` stands in for the store worker (tests run store calls step by step).
     init(config: HappyConfig, store: any RoomStore, logger: Logger, tokenVerifier: TokenVerifier?,
-         clusterBus: (any ClusterBus)?, time: any TimeSource, timers: any ServerTimerSource,
-         storeAccess: (any StoreAccess)? = nil, webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
+         operatorKey: OperatorKey? = nil, clusterBus: (any ClusterBus)?, time: any TimeSource,
+         timers: any ServerTimerSource, storeAccess: (any StoreAccess)? = nil,
+         webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
         self.config = config
         self.logger = logger
         self.timers = timers
         clock = ServiceClock(source: time)
+        refusals = RefusalLog(logger: logger, clock: clock)
         webRoot = try Self.checkedWebRoot(config.webRoot)
         let art = try FrameService.loadArt(webRoot: webRoot)
         let labels = art.panel.status
@@ -106,12 +113,14 @@ public final class HappyServer: @unchecked Sendable {
                                logger: logger)
         let presenceListing = PresenceListing(config: config)
         broadcaster = Broadcaster(metrics: metrics, clock: clock, logger: logger, presenceListing: presenceListing)
-        access = AccessControl(auth: config.auth, verifier: tokenVerifier, clock: clock)
+        access = AccessControl(auth: config.auth, verifier: tokenVerifier, operatorKey: operatorKey, clock: clock)
         admission = IntentAdmission(access: access, lifecycle: lifecycle, metrics: metrics, limits: limits)
-        let roomAccess = RoomAccess(access: access, defaultRoom: config.defaultRoom)
-        responder = HTTPResponder(metrics: metrics, logger: logger)
+        let roomAccess = RoomAccess(access: access, defaultRoom: config.defaultRoom,
+                                    scheme: config.tls.isEnabled ? "https" : "http")
+        let securityHeaders = SecurityHeaders(tls: config.tls.isEnabled)
+        responder = HTTPResponder(security: securityHeaders, metrics: metrics, refusals: refusals)
         let producer = FrameProducer(renderer: FrameRenderer(art: art, geometry: rules.geometry), inbox: inbox,
-                                     metrics: metrics)
+                                     metrics: metrics, releaseFreeMemory: LWSProcess.releaseFreeMemory)
         streams = FrameStreams(producer: producer, config: config, responder: responder, timers: timers, metrics: metrics,
                                logger: logger, clock: clock)
         crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
@@ -138,14 +147,15 @@ public final class HappyServer: @unchecked Sendable {
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
                                       broadcaster: broadcaster, crowd: crowd, webhooks: webhooks, pointers: pointers,
                                       clusterBus: clusterBus,
-                                      lifecycle: lifecycle, metrics: metrics, logger: logger, clock: clock,
+                                      lifecycle: lifecycle, refusals: refusals, metrics: metrics, logger: logger, clock: clock,
                                       releaseFreeMemory: LWSProcess.releaseFreeMemory)
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
-                                      metrics: metrics, logger: logger)
+                                      metrics: metrics, refusals: refusals)
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
                         votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
-        operators = OperatorRoutes(directory: directory, access: access, broadcaster: broadcaster, coordinator: coordinator,
-                                   store: self.store, responder: responder, logger: logger, webRoot: webRoot)
+        operators = OperatorRoutes(directory: directory, access: access, check: OperatorRequestCheck(config: config),
+                                   headers: securityHeaders, broadcaster: broadcaster, coordinator: coordinator, store: self.store,
+                                   responder: responder, logger: logger, webRoot: webRoot)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)
@@ -158,8 +168,9 @@ public final class HappyServer: @unchecked Sendable {
         operators.register(in: &router)
         frames.register(in: &router)
         http = HTTPIntake(router: router, responder: responder, addressLimits: addressLimits, access: access,
-                          config: config, metrics: metrics, logger: logger, clock: clock)
-        dispatch = ServerDispatch(registry: registry, intake: intake, broadcaster: broadcaster, http: http,
+                          config: config, refusals: refusals, metrics: metrics, logger: logger, clock: clock)
+        gate = HTTPGate(router: router, webRoot: webRoot, limits: limits, metrics: metrics, refusals: refusals, clock: clock)
+        dispatch = ServerDispatch(registry: registry, intake: intake, broadcaster: broadcaster, http: http, gate: gate,
                                   responder: responder, addressLimits: addressLimits, compression: config.compression,
                                   clock: clock, logger: logger)
         timers.schedule(.sweep, afterSeconds: 1)
@@ -180,6 +191,7 @@ public final class HappyServer: @unchecked Sendable {
     /// Creates the lws context and starts listening.
     public func start() throws(ServerError) {
         LWSProcess.ignoreBrokenPipeSignal()
+        LWSProcess.mapLargeAllocations()
         let fdLimit = LWSProcess.raiseDescriptorLimit()
         let host: LWSServerHost
         do {
@@ -202,6 +214,7 @@ public final class HappyServer: @unchecked Sendable {
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                        "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(fdLimit)"])
+        for warning in ExposureWarnings.check(config) { logger.warn(warning) }
     }
 
     /// One sender thread per webhook, reading the store's outbox.
@@ -281,6 +294,8 @@ public final class HappyServer: @unchecked Sendable {
         streams.sweep(now: now)
         directory.evictIdleRooms(now: now)
         api.sweep(now: now)
+        gate.sweep(now: now)
+        refusals.flush(now: now)
         scheduleSweep()
     }
 

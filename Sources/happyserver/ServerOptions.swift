@@ -140,7 +140,7 @@ func makeClusterBus(endpoint: (any RedisEndpoint)?) -> ClusterBus? {
 
 /// The access-token checker, when `auth.secret` is set.
 func makeTokenVerifier(_ config: HappyConfig) -> TokenVerifier? {
-    config.auth.secret.isEmpty ? nil : HMACSHA256.verifier(secret: config.auth.secret)
+    HMACSHA256.verifier(for: config.auth)
 }
 
 extension HappyConfig {

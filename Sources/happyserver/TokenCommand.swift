@@ -9,9 +9,13 @@ struct TokenCommand {
                                  [--config FILE | --secret SECRET]
 
         Prints an HS256 access token signed with auth.secret from the configuration
-        (or --secret). --ttl sets the expiry in seconds from now (default 3600; 0 for
-        a token that does not expire). --room limits the token to one room.
+        (or --secret), carrying auth.audience and auth.issuer when they are set.
+        --ttl sets the expiry in seconds from now: default 3600, at most 2592000
+        (30 days); every token expires. --room limits the token to one room.
         """
+
+    /// The longest `--ttl`: a token that leaks is good for a month at most.
+    static let maxTTL: Int64 = 30 * 24 * 3600
 
     var subject: String?
     var role = Role.player
@@ -36,8 +40,9 @@ struct TokenCommand {
             case "--room": command.room = try value(flag)
             case "--ttl":
                 let text = try value(flag)
-                guard let ttl = Int64(text), ttl >= 0 else {
-                    throw UsageError(message: "--ttl must be a number of seconds (0 or more), got \"\(text)\"")
+                guard let ttl = Int64(text), (1...maxTTL).contains(ttl) else {
+                    throw UsageError(message: "--ttl must be a number of seconds from 1 to \(maxTTL) (30 days), got \"\(text)\"; "
+                                     + "every token expires: mint a new one when it does")
                 }
                 command.ttl = ttl
             case "--config", "-c": command.configPath = try value(flag)
@@ -57,17 +62,20 @@ struct TokenCommand {
 
     /// The token, or an error message for the operator.
     func mint() throws(ConfigError) -> String {
-        var secret = self.secret ?? ""
-        if self.secret == nil {
+        var auth = HappyConfig().auth
+        if let secret {
+            auth.secret = secret
+        } else {
             var options = ServerOptions()
             options.configPath = configPath
-            secret = try loadConfiguration(options).auth.secret
+            auth = try loadConfiguration(options).auth
         }
-        guard !secret.isEmpty else {
+        guard let verifier = HMACSHA256.verifier(for: auth) else {
             throw ConfigError("auth.secret is empty: set it in the configuration (or pass --secret) to mint tokens")
         }
-        let expiresAt = ttl > 0 ? SystemTime.wallMilliseconds() / 1000 + ttl : nil
-        let claims = AccessClaims(subject: subject!, role: role, room: room, expiresAt: expiresAt)
-        return HMACSHA256.verifier(secret: secret).mint(claims)
+        let claims = AccessClaims(subject: subject!, role: role, room: room,
+                                  expiresAt: SystemTime.wallMilliseconds() / 1000 + ttl,
+                                  audience: verifier.audience, issuer: verifier.issuer)
+        return verifier.mint(claims)
     }
 }

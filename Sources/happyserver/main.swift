@@ -60,6 +60,13 @@ do {
 }
 
 let logger = Logger(level: LogLevel(name: config.log.level) ?? .info, json: config.log.format == "json")
+let operatorKey: OperatorKey?
+do {
+    try DataDirectory.prepare(config.dataDir, logger: logger)
+    operatorKey = config.auth.secret.isEmpty ? try OperatorKey.loadOrCreate(dataDir: config.dataDir) : nil
+} catch {
+    fail(error.message, status: 73)
+}
 let store: any RoomStore
 let redisEndpoint: (any RedisEndpoint)?
 do {
@@ -72,11 +79,23 @@ do {
 let server: HappyServer
 do {
     server = try HappyServer(config: config, store: store, logger: logger,
-                             tokenVerifier: makeTokenVerifier(config), clusterBus: makeClusterBus(endpoint: redisEndpoint),
+                             tokenVerifier: makeTokenVerifier(config), operatorKey: operatorKey,
+                             clusterBus: makeClusterBus(endpoint: redisEndpoint),
                              webhookPoster: CurlWebhookPoster())
     try server.start()
 } catch {
     store.close()
     fail(error.message, status: 71)
+}
+if let operatorKey {
+    // A person at a terminal gets the inspector in one click; a service's log gets no secret.
+    if isatty(STDERR_FILENO) == 1 {
+        let url = operatorKey.inspectorURL(scheme: config.tls.isEnabled ? "https" : "http", host: config.host,
+                                           port: server.boundPort)
+        FileHandle.standardError.write(Data("happyserver: the inspector, for operators: \(url)\n".utf8))
+    } else {
+        logger.info("operator key", ["file": operatorKey.path,
+                                     "inspector": "/admin#key= followed by the file's contents"])
+    }
 }
 server.run()

@@ -10,7 +10,7 @@ final class AddressLimitsTests: XCTestCase {
     private func limits(cap: Int, proxies: [String] = []) -> (AddressLimits, Metrics) {
         let metrics = Metrics()
         let limits = AddressLimits(cap: cap, trustedProxies: TrustedProxies(proxies) ?? TrustedProxies(),
-                                   metrics: metrics, logger: Logger(level: .error))
+                                   metrics: metrics, refusals: RefusalLog(logger: Logger(level: .error), clock: ServiceClock()))
         return (limits, metrics)
     }
 

@@ -210,15 +210,18 @@ final class AccessTests: XCTestCase {
         XCTAssertNotEqual(noSecret.status, 0)
         XCTAssertTrue(noSecret.stderr.contains("auth.secret"), noSecret.stderr)
         for arguments in [["--sub", "x", "--role", "root"], ["--role", "player"], ["--sub", "x", "--room", "a b"],
-                          ["--sub", "x", "--ttl", "-1"]] {
+                          ["--sub", "x", "--ttl", "-1"], ["--sub", "x", "--ttl", "0"], ["--sub", "x", "--ttl", "2592001"]] {
             let outcome = try ServerProcess.run(["token"] + arguments + ["--secret", "k"])
             XCTAssertEqual(outcome.status, 2, "\(arguments): \(outcome.stderr)")
             XCTAssertTrue(outcome.stderr.contains("usage"), "\(arguments)")
         }
-        let forever = try ServerProcess.run(["token", "--sub", "x", "--ttl", "0", "--secret", secret]).stdout
+        let month = try ServerProcess.run(["token", "--sub", "x", "--ttl", "2592000", "--secret", secret]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        tokens.append(forever)
-        let claims = try HMACSHA256.verifier(secret: secret).verify(forever, nowSeconds: now + 10 * 365 * 86400).get()
-        XCTAssertEqual(claims, AccessClaims(subject: "x", role: .player), "player by default; --ttl 0 never expires")
+        tokens.append(month)
+        let verifier = HMACSHA256.verifier(secret: secret)
+        let claims = try verifier.verify(month, nowSeconds: now + 29 * 86400).get()
+        XCTAssertEqual(claims.role, .player, "player by default")
+        XCTAssertEqual(verifier.verify(month, nowSeconds: now + 31 * 86400), .failure(.expired),
+                       "even the longest token expires")
     }
 }

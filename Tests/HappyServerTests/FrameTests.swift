@@ -7,8 +7,11 @@ import XCTest
 final class FrameTests: XCTestCase {
     private var server: ServerProcess!
 
+    /// Big frames cost much of an address's HTTP rate (SecurityRequestTests): lifted here, where drawing is the subject.
+    static var unlimitedHTTP: [String: Any] { ["httpPerSecond": 1_000_000, "httpBurst": 1_000_000] }
+
     override func setUpWithError() throws {
-        server = try ServerProcess()
+        server = try ServerProcess(["limits": Self.unlimitedHTTP])
     }
 
     override func tearDown() {
@@ -103,7 +106,7 @@ final class FrameTests: XCTestCase {
 
     func testTokenIsRequiredWhenAuthIsOn() throws {
         server.stop()
-        server = try ServerProcess(["auth": ["secret": "frames-test-secret"]])
+        server = try ServerProcess(["auth": ["secret": "frames-test-secret"], "limits": Self.unlimitedHTTP])
         for path in ["/frame/face.png", "/stream/face.png"] {
             let (head, body) = try get(path)
             XCTAssertEqual(head.status, 401, path)

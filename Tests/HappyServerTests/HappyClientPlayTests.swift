@@ -62,7 +62,8 @@ final class HappyClientPlayTests: XCTestCase {
         try startPlay()
         let (ready, start) = tmux.waitForScreen { $0.contains("here (1):") && $0.contains("dragon's status") }
         XCTAssertTrue(ready, "play did not show the room:\n\(start)")
-        let kick = try HTTP.post("\(server.httpBase)/api/rooms/t/kick", body: #"{"name":"player","reason":"tmux test"}"#)
+        let kick = try HTTP.post("\(server.httpBase)/api/rooms/t/kick", body: #"{"name":"player","reason":"tmux test"}"#,
+                                 headers: server.operatorHeaders)
         XCTAssertEqual(kick.json?["kicked"]?.doubleValue, 1)
         let (ended, screen) = tmux.waitForScreen { self.exitLine($0) != nil }
         XCTAssertTrue(ended, "play did not end:\n\(screen)")

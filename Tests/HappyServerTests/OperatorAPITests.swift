@@ -28,25 +28,30 @@ final class OperatorAPITests: XCTestCase {
         alice.intent("dragon.forward", id: "f")
         XCTAssertNotNil(bob.next(type: "event"))
 
-        let rooms = try HTTP.get("\(server.httpBase)/api/rooms").json
+        let rooms = try HTTP.get("\(server.httpBase)/api/rooms", headers: server.operatorHeaders).json
         XCTAssertEqual(rooms?["rooms"]?.arrayValue?.compactMap { $0["room"]?.stringValue }, ["hall"])
-        let hall = try HTTP.get("\(server.httpBase)/api/rooms/hall").json
+        let hall = try HTTP.get("\(server.httpBase)/api/rooms/hall", headers: server.operatorHeaders).json
         XCTAssertEqual(hall?["connections"]?.arrayValue?.compactMap { $0["name"]?.stringValue }.sorted(), ["alice", "bob"])
         XCTAssertEqual(hall?["connections"]?.arrayValue?.first?["address"]?.stringValue, "127.0.0.1")
 
-        let kick = try HTTP.post("\(server.httpBase)/api/rooms/hall/kick", body: #"{"name":"alice","reason":"testing"}"#)
+        let kick = try HTTP.post("\(server.httpBase)/api/rooms/hall/kick", body: #"{"name":"alice","reason":"testing"}"#,
+                                 headers: server.operatorHeaders)
         XCTAssertEqual(kick.json?["kicked"]?.doubleValue, 1)
         XCTAssertEqual(alice.waitForClose(timeout: 5), .some(4003))
         XCTAssertEqual(alice.closeReason, "removed from the room by an operator: testing")
 
         let epoch = try HTTP.get("\(server.httpBase)/api/state?room=hall").json?["epoch"]?.stringValue
-        let deleted = try HTTP.request("DELETE", "\(server.httpBase)/api/rooms/hall", body: nil)
+        let deleted = try HTTP.request("DELETE", "\(server.httpBase)/api/rooms/hall", body: nil, headers: server.operatorHeaders)
         XCTAssertEqual(deleted.status, 200)
         XCTAssertEqual(bob.waitForClose(timeout: 5), .some(4004))
         let history = try HTTP.get("\(server.httpBase)/api/history?room=hall").json
         XCTAssertEqual(history?["events"]?.arrayValue?.count, 0, "the history went with it")
         XCTAssertEqual(history?["seq"]?.doubleValue, 0)
-        XCTAssertNotEqual(history?["epoch"]?.stringValue, epoch, "a new epoch")
+        let (carol, welcome) = try TestClient.join(server, room: "hall", name: "carol")
+        defer { withExtendedLifetime(carol) {} }
+        XCTAssertEqual(welcome["seq"]?.doubleValue, 0)
+        XCTAssertNotEqual(welcome["epoch"]?.stringValue, epoch, "a new epoch")
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/api/history?room=hall").json?["events"]?.arrayValue?.count, 0)
     }
 
     func testWithASecretTheOperatorAPINeedsAnAdminToken() throws {

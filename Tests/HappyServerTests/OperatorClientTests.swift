@@ -20,13 +20,15 @@ final class OperatorClientTests: XCTestCase {
 
     private var url: String { "ws://127.0.0.1:\(server.port)" }
 
-    /// Runs `happyclient --url … arguments` to its end.
+    /// Runs `happyclient --url … arguments` to its end, with the operator key (`HAPPY_TOKEN`) when the server has one.
     private func client(_ arguments: [String], environment: [String: String] = [:]) throws -> ClientProcess.Outcome {
-        try ClientProcess.run(["--url", url] + arguments, environment: environment)
+        let key = server.operatorKey
+        let credential = key.isEmpty ? [:] : ["HAPPY_TOKEN": key]
+        return try ClientProcess.run(["--url", url] + arguments, environment: credential.merging(environment) { $1 })
     }
 
     private func connections(_ room: String) throws -> [JSONValue] {
-        let answer = try HTTP.get("\(server.httpBase)/api/rooms/\(room)")
+        let answer = try HTTP.get("\(server.httpBase)/api/rooms/\(room)", headers: server.operatorHeaders)
         if answer.status == 404 { return [] }
         return answer.json?["connections"]?.arrayValue ?? []
     }
@@ -38,7 +40,8 @@ final class OperatorClientTests: XCTestCase {
     func testAKickedSessionEndsWithTheOperatorsReasonAndDoesNotReconnect() throws {
         let (session, states) = try joinedSession(room: "hall", name: "alice")
         defer { session.stop(wait: 0) }
-        let kick = try HTTP.post("\(server.httpBase)/api/rooms/hall/kick", body: #"{"name":"alice","reason":"testing"}"#)
+        let kick = try HTTP.post("\(server.httpBase)/api/rooms/hall/kick", body: #"{"name":"alice","reason":"testing"}"#,
+                                 headers: server.operatorHeaders)
         XCTAssertEqual(kick.json?["kicked"]?.doubleValue, 1)
 
         let ended = try eventually(seconds: 5) { states.ended }
@@ -51,7 +54,8 @@ final class OperatorClientTests: XCTestCase {
     func testADeletedRoomEndsTheSessionWith4004AndItDoesNotReconnect() throws {
         let (session, states) = try joinedSession(room: "gone", name: "bob")
         defer { session.stop(wait: 0) }
-        XCTAssertEqual(try HTTP.request("DELETE", "\(server.httpBase)/api/rooms/gone", body: nil).status, 200)
+        XCTAssertEqual(try HTTP.request("DELETE", "\(server.httpBase)/api/rooms/gone", body: nil,
+                                        headers: server.operatorHeaders).status, 200)
 
         let ended = try eventually(seconds: 5) { states.ended }
         XCTAssertEqual(ended.description, "the room was deleted by an operator (close 4004)")
@@ -195,7 +199,7 @@ final class OperatorClientTests: XCTestCase {
         let none = try client(["rooms"])
         XCTAssertEqual(none.status, 65)
         XCTAssertEqual(none.stderr, "happyclient: refused by the server: unauthorized: the operator API needs an admin token "
-                       + "(Authorization: Bearer or ?token=); make one with happyserver token --role admin\n")
+                       + "in Authorization: Bearer; make one with happyserver token --role admin\n")
         let player = try client(["--token", token("player"), "kick", "lobby", "--name", "x"])
         XCTAssertEqual(player.status, 65)
         XCTAssertEqual(player.stderr, "happyclient: refused by the server: forbidden: the operator API needs the admin role\n")

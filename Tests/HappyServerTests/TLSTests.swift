@@ -70,6 +70,15 @@ final class TLSTests: XCTestCase {
         XCTAssertTrue(page.body.contains("<html") || page.body.contains("<!doctype"), page.body)
     }
 
+    /// Browsers that reached the server over TLS stay on it (HSTS), for the page, files and the API alike.
+    func testEveryAnswerOverTLSKeepsBrowsersOnHTTPS() throws {
+        for path in ["/", "/app.js", "/api/state", "/admin"] {
+            let head = try Self.runTool("/usr/bin/curl", ["-k", "-s", "-D", "-", "-o", "/dev/null", "--max-time", "10",
+                                                          "https://127.0.0.1:\(port)\(path)"])
+            XCTAssertTrue(head.output.lowercased().contains("strict-transport-security: max-age=31536000"), "\(path): \(head.output)")
+        }
+    }
+
     func testHappyClientReadsThePastOverHTTPSWhenItTrustsTheCertificate() throws {
         let posted = try Self.runTool("/usr/bin/curl", ["-k", "-s", "--max-time", "10", "-X", "POST", "-H", "X-Happy-Name: actor",
                                                         "-d", #"{"action":"dragon.forward","id":"f"}"#,

@@ -81,20 +81,6 @@ final class TrustedProxyTests: XCTestCase {
 
     // MARK: helpers
 
-    /// The server's log once it holds every one of `lines` (it arrives through a pipe).
-    private func logOnceItHas(_ server: ServerProcess, _ lines: [String],
-                              file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        do {
-            return try eventually(seconds: 10) {
-                let log = server.logText
-                return lines.allSatisfy { log.contains($0) } ? log : nil
-            }
-        } catch {
-            XCTFail("the log lacks one of \(lines):\n\(server.logText)", file: file, line: line)
-            throw error
-        }
-    }
-
     /// A WebSocket client behind the proxy: upgraded and welcomed.
     private func joined(_ server: ServerProcess, name: String, forwardedFor: String,
                         file: StaticString = #filePath, line: UInt = #line) throws -> RawWebSocket {

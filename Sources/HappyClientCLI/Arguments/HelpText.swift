@@ -33,7 +33,7 @@ public enum HelpText {
                                           or as it was after event N
           help [COMMAND]                  this text, or a command's
 
-        operator commands (loopback, or an admin token with --token):
+        operator commands (the operator key, or with auth.secret an admin token, as --token):
           rooms [--limit N] [--after ROOM] [--all] [--json]
                                           the rooms in the server's memory
           room ROOM [--json]              a room's connections: lag, resyncs, rate limits
@@ -299,15 +299,16 @@ public enum HelpText {
                 Lists the rooms in the server's memory, by name: people and observers
                 connected, seq, delivery (each event, or ticks in a crowd room) and how
                 long ago the last event was. Reads the operator API (GET /api/rooms),
-                which answers from this machine (loopback) or, when the server has
-                auth.secret, to an admin token (--token).
+                which needs a credential as --token (or HAPPY_TOKEN): the server's
+                operator key (the file operator.key in its dataDir) or, when the
+                server has auth.secret, an admin token.
                   --limit N      rooms per page, 1 to 1000 (default 100)
                   --after ROOM   the page after this room name
                   --all          every page, not only the first
                   --json         each room exactly as the server sent it, one per line
 
                 examples:
-                  happyclient rooms
+                  happyclient rooms --token "$(cat data/operator.key)"
                   happyclient --url ws://happy.example.org rooms --all --token "$ADMIN_TOKEN"
                 """
         case .room:

@@ -11,11 +11,14 @@ final class AccessControl {
 
     private let auth: HappyConfig.AuthSection
     private let verifier: TokenVerifier?
+    /// The operator credential while no `auth.secret` mints admin tokens.
+    private let operatorKey: OperatorKey?
     private let clock: ServiceClock
 
-    init(auth: HappyConfig.AuthSection, verifier: TokenVerifier?, clock: ServiceClock) {
+    init(auth: HappyConfig.AuthSection, verifier: TokenVerifier?, operatorKey: OperatorKey?, clock: ServiceClock) {
         self.auth = auth
         self.verifier = verifier
+        self.operatorKey = operatorKey
         self.clock = clock
     }
 
@@ -26,6 +29,14 @@ final class AccessControl {
     /// so the list does not apply to it.
     func allowsOrigin(_ origin: String?) -> Bool {
         guard !auth.allowedOrigins.isEmpty, let origin else { return true }
+        return auth.allowedOrigins.contains(origin)
+    }
+
+    /// Whether a page at `origin` may change something through an HTTP request
+    /// (`auth.allowedOrigins`, as for WebSockets): a request without `Origin`
+    /// is no browser page's, and the server's own pages (`ownOrigin`) always may.
+    func allowsChange(fromOrigin origin: String?, ownOrigin: String?) -> Bool {
+        guard let origin, !auth.allowedOrigins.isEmpty, origin != ownOrigin else { return true }
         return auth.allowedOrigins.contains(origin)
     }
 
@@ -44,37 +55,40 @@ final class AccessControl {
         }
     }
 
-    /// The role for an HTTP API call, or the 401/403 to answer.
-    func httpRole(token: String?, room: String) -> Result<Role, HTTPError> {
-        guard requiresTokens else { return .success(.player) }
+    /// The role for an HTTP API call and the name its token gives the caller
+    /// (nil without tokens), or the 401/403 to answer.
+    func httpAccess(token: String?, room: String) -> Result<(role: Role, name: String?), HTTPError> {
+        guard requiresTokens else { return .success((.player, nil)) }
         guard let token else { return .failure(HTTPError(status: 401, code: "unauthorized", "an access token is required")) }
         switch verify(token) {
         case .success(let claims):
             guard claims.allows(room: room) else {
                 return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
             }
-            return .success(claims.role)
+            return .success((claims.role, claims.subject))
         case .failure(let rejection):
             return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
         }
     }
 
     /// Whether an operator API request may go on (PROTOCOL.md section 13):
-    /// with `auth.secret` an admin token (for `room`, when the route names
-    /// one), else a request from a loopback address; 401 or 403 otherwise.
-    func operatorAccess(token: String?, peer: String, room: String? = nil) -> Result<Void, HTTPError> {
-        guard requiresTokens else {
-            guard IPAddress(peer)?.isLoopback == true else {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the operator API answers loopback addresses only "
-                    + "while auth.secret is empty: call it from this machine, or set auth.secret and send an admin token"))
+    /// its credential (`Authorization: Bearer`, from any address) is the
+    /// operator key, or with `auth.secret` an admin token (for `room`, when
+    /// the route names one); 401 or 403 otherwise.
+    func operatorAccess(credential: String?, room: String? = nil) -> Result<Void, HTTPError> {
+        guard let credential, !credential.isEmpty else {
+            return .failure(HTTPError(status: 401, code: "unauthorized", operatorKey == nil
+                ? "the operator API needs an admin token in Authorization: Bearer; make one with happyserver token --role admin"
+                : "the operator API needs the operator key in Authorization: Bearer: the server prints the inspector's "
+                    + "address with it at start, and keeps it in \(operatorKey!.path)"))
+        }
+        if let operatorKey {
+            guard operatorKey.matches(credential) else {
+                return .failure(HTTPError(status: 401, code: "unauthorized", "that is not the operator key (see \(operatorKey.path))"))
             }
             return .success(())
         }
-        guard let token else {
-            return .failure(HTTPError(status: 401, code: "unauthorized", "the operator API needs an admin token "
-                + "(Authorization: Bearer or ?token=); make one with happyserver token --role admin"))
-        }
-        switch verify(token) {
+        switch verify(credential) {
         case .failure(let rejection):
             return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
         case .success(let claims):
@@ -102,7 +116,11 @@ final class AccessControl {
 
     /// The token of a request: query `token=`, else `Authorization: Bearer`.
     static func token(query: [String: String], authorization: String?) -> String? {
-        if let token = query["token"] { return token }
+        query["token"] ?? bearer(authorization)
+    }
+
+    /// The credential of an `Authorization: Bearer` header.
+    static func bearer(_ authorization: String?) -> String? {
         guard let header = authorization else { return nil }
         let prefix = "bearer "
         guard header.lowercased().hasPrefix(prefix) else { return nil }

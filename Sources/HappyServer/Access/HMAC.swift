@@ -14,8 +14,13 @@ public enum HMACSHA256 {
         return Array(out.prefix(Int(length)))
     }
 
-    /// A token verifier for `secret` backed by OpenSSL.
-    public static func verifier(secret: String) -> TokenVerifier {
-        TokenVerifier(secret: secret) { key, message in digest(key: key, message: message) }
+    /// A token verifier for `secret` backed by OpenSSL, requiring `audience` and `issuer` when not empty.
+    public static func verifier(secret: String, audience: String = "", issuer: String = "") -> TokenVerifier {
+        TokenVerifier(secret: secret, audience: audience, issuer: issuer) { key, message in digest(key: key, message: message) }
+    }
+
+    /// The verifier of a configuration's `auth` keys; nil when no secret is set.
+    public static func verifier(for auth: HappyConfig.AuthSection) -> TokenVerifier? {
+        auth.secret.isEmpty ? nil : verifier(secret: auth.secret, audience: auth.audience, issuer: auth.issuer)
     }
 }

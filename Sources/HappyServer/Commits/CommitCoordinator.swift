@@ -69,7 +69,12 @@ final class CommitCoordinator {
         }
         track(runtime, reply)
         runtime.markUsed()
-        perform(machine.applied(apply(intent, in: runtime, sender: sender, reply: reply, votes: votes)))
+        let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes)
+        // A room only read so far is recorded with its first change, ahead of it in the batch.
+        if pending.applied.event != nil, let creation = runtime.takeUnrecordedCreation() {
+            recordCreation(creation, of: runtime)
+        }
+        perform(machine.applied(pending))
         if store.isSynchronous { flush() }
     }
 

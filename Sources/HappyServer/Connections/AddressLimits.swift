@@ -18,17 +18,16 @@ final class AddressLimits {
     private let cap: Int
     private let trustedProxies: TrustedProxies
     private let metrics: Metrics
-    private let logger: Logger
+    private let refusals: RefusalLog
     private(set) var connectionsByAddress: [String: Int] = [:]
     private var acceptedAddresses: [Int32: String] = [:]
     private var addressBySocket: [SocketID: String] = [:]
-    private var refusalsLogged: [String: Int] = [:]
 
-    init(cap: Int, trustedProxies: TrustedProxies, metrics: Metrics, logger: Logger) {
+    init(cap: Int, trustedProxies: TrustedProxies, metrics: Metrics, refusals: RefusalLog) {
         self.cap = cap
         self.trustedProxies = trustedProxies
         self.metrics = metrics
-        self.logger = logger
+        self.refusals = refusals
     }
 
     /// A socket from `address` is being accepted as descriptor `fd`; false refuses it.
@@ -67,20 +66,25 @@ final class AddressLimits {
         return (client, true)
     }
 
+    /// Whether any proxy's `X-Forwarded-For` is believed.
+    var hasTrustedProxies: Bool { !trustedProxies.isEmpty }
+
+    /// The client of a request on `socket`, as `admitRequest` finds it, without counting anything.
+    func clientAddress(of socket: SocketID, peer: String, forwardedFor: () -> String?) -> String {
+        guard trustedProxies.trusts(peer) else { return addressBySocket[socket] ?? peer }
+        return trustedProxies.clientAddress(peer: peer, forwardedFor: forwardedFor())
+    }
+
     /// The client address a socket is counted under, else `peer`.
     func clientAddress(of socket: SocketID, peer: String) -> String {
         addressBySocket[socket] ?? peer
     }
 
-    /// Whether `address` already holds `maxConnectionsPerAddress` connections
-    /// (counted as a refusal, logged the first few times).
+    /// Whether `address` already holds `maxConnectionsPerAddress` connections (counted and logged as a refusal).
     private func isAtCap(_ address: String) -> Bool {
         guard cap > 0, connectionsByAddress[address, default: 0] >= cap else { return false }
         metrics.countRefusal("perAddress")
-        if refusalsLogged[address, default: 0] < 3 {
-            refusalsLogged[address, default: 0] += 1
-            logger.info("refused", ["reason": "perAddress", "peer": address, "cap": "\(cap)"])
-        }
+        refusals.note("perAddress", ["peer": address, "cap": "\(cap)"])
         return true
     }
 
@@ -91,7 +95,6 @@ final class AddressLimits {
             connectionsByAddress[address] = remaining
         } else {
             connectionsByAddress.removeValue(forKey: address)
-            refusalsLogged.removeValue(forKey: address)
         }
     }
 }

@@ -53,7 +53,8 @@ final class Connection: Attachment {
         connectedAt = wallMilliseconds
         membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
         keepalive = Keepalive(now: now)
-        intake = IntakeState(kind: kind, limits: limits, now: now)
+        intake = IntakeState(kind: kind, limits: limits, now: now, bytesRead: transport.bytesRead,
+                             compressed: usesExtensions)
         // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
         output = WriteState(outboxLimit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes, now: now)
         pointerPace = PointerPace(limits: limits, now: now)

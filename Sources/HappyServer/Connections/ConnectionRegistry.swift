@@ -26,6 +26,7 @@ final class ConnectionRegistry {
     private let clusterBus: (any ClusterBus)?
     private let lifecycle: ServerLifecycle
     private let metrics: Metrics
+    private let refusals: RefusalLog
     private let logger: Logger
     private let clock: ServiceClock
     /// Hands freed heap back to the system (the transport's allocator hook).
@@ -34,8 +35,9 @@ final class ConnectionRegistry {
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
          broadcaster: Broadcaster, crowd: CrowdDelivery, webhooks: WebhookFeed, pointers: PointerService,
          clusterBus: (any ClusterBus)?,
-         lifecycle: ServerLifecycle,
+         lifecycle: ServerLifecycle, refusals: RefusalLog,
          metrics: Metrics, logger: Logger, clock: ServiceClock, releaseFreeMemory: @escaping () -> Void = {}) {
+        self.refusals = refusals
         self.config = config
         rules = config.sceneRules
         presenceListing = PresenceListing(config: config)
@@ -156,7 +158,7 @@ final class ConnectionRegistry {
 
     private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ message: String, reason: String) {
         metrics.countRefusal(reason)
-        logger.info("refused", ["reason": reason, "code": "\(code)", "peer": connection.peerAddress, "detail": message])
+        refusals.note(reason, ["code": "\(code)", "peer": connection.peerAddress, "detail": message])
         broadcaster.close(connection, code: code, reason: message)
     }
 
@@ -169,6 +171,13 @@ final class ConnectionRegistry {
             broadcaster.close(connection, code: .internalError,
                               reason: "room \(runtime.name) could not be loaded: \(runtime.loadError?.message ?? "unknown")")
             return
+        }
+        // Joining makes a new room a stored one (watching does not), within the address's allowance.
+        if !connection.isObserver && !directory.recordIfNew(runtime, creator: connection.peerAddress) {
+            directory.endReservation(in: runtime)
+            let wait = directory.secondsUntilNewRoom(by: connection.peerAddress)
+            return refuse(connection, .tryAgainLater, "too many new rooms from your address: "
+                          + "\(config.limits.roomsPerAddress) a minute; try again in \(wait) s", reason: "roomsPerAddress")
         }
         // The others hear of the newcomer first (an observer is in nobody's
         // presence); the newcomer starts reading the room's broadcasts after
@@ -249,6 +258,8 @@ final class ConnectionRegistry {
         let policy = keepalivePolicy
         // A connection whose close frame is out ends on the close timeout.
         for connection in connections where !connection.isClosed && !connection.output.closeFrameSent {
+            // A flood of pings shows in no callback, only in the socket's count.
+            if connection.output.closeRequest == nil && !intake.checkWire(connection) { continue }
             let action = connection.keepalive.sweep(now: now, policy: policy,
                                                     readingPaused: connection.output.readingPaused,
                                                     caughtUp: broadcaster.isCaughtUp(connection),

@@ -16,11 +16,25 @@ struct IntakeState {
     private(set) var flood: FloodMeter
     /// Messages refused by the rate limit (the operator API shows them).
     private(set) var rateLimited = 0
+    /// The frames against the socket's byte count (masking, control floods).
+    private(set) var wire: WireMeter
 
-    init(kind: Connection.Kind, limits: HappyConfig.LimitsSection, now: Double) {
+    init(kind: Connection.Kind, limits: HappyConfig.LimitsSection, now: Double, bytesRead: Int64? = nil,
+         compressed: Bool = false) {
         assembler = MessageAssembler(limit: kind == .echo ? Self.echoMessageLimit : limits.maxMessageBytes)
         bucket = TokenBucket(ratePerSecond: limits.intentsPerSecond, burst: limits.intentBurst, now: now)
         flood = FloodMeter(limit: limits.floodLimit)
+        wire = WireMeter(bytesRead: bytesRead, compressed: compressed, now: now)
+    }
+
+    /// A chunk of a data frame arrived; `frameEnds` when none of the frame is left.
+    mutating func wireReceived(_ count: Int, frameEnds: Bool) {
+        wire.received(count, frameEnds: frameEnds)
+    }
+
+    /// The frames so far against `bytesRead`, the socket's count now.
+    mutating func checkWire(bytesRead: Int64?, now: Double) -> WireMeter.Verdict {
+        wire.check(bytesRead: bytesRead, now: now)
     }
 
     var messageLimit: Int { assembler.limit }

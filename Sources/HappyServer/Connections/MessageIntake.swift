@@ -25,9 +25,27 @@ final class MessageIntake {
         self.clock = clock
     }
 
-    /// One received fragment. `final`: the last fragment of its message.
-    func receive(_ connection: Connection, _ chunk: UnsafeBufferPointer<UInt8>, binary: Bool, final: Bool) {
+    /// Seconds between two looks at a client's socket count at its messages' ends.
+    static let wireCheckSeconds = 1.0
+
+    /// One received chunk of a data frame. `final`: the last of its message;
+    /// `frameEnds`: the last of its frame (by default, when `final`).
+    func receive(_ connection: Connection, _ chunk: UnsafeBufferPointer<UInt8>, binary: Bool, final: Bool,
+                 frameEnds: Bool? = nil) {
         if connection.output.closeRequest != nil { return }
+        connection.intake.wireReceived(chunk.count, frameEnds: frameEnds ?? final)
+        // The first message is always looked at, later ones at most once a second.
+        if final && connection.intake.wire.isDue(now: clock.now(), every: Self.wireCheckSeconds) {
+            guard checkWire(connection) else { return }
+        }
+        if chunk.isEmpty && !final {
+            // An empty fragment carries nothing: a stream of them is a flood like any other.
+            let now = clock.now()
+            if !connection.intake.takeToken(now: now) && connection.intake.recordRefusal(now: now) {
+                metrics.floodCloses += 1
+                return refuse(connection, .policyViolation, "too many empty fragments: over the rate limit for too long")
+            }
+        }
         if binary && connection.kind == .happy {
             return refuse(connection, .unsupportedData, "binary messages are not accepted; send JSON text")
         }
@@ -39,6 +57,26 @@ final class MessageIntake {
         case .complete(let message):
             message.withUnsafeBufferPointer { handleMessage(connection, $0, binary: message.isBinary) }
         }
+    }
+
+    /// The client's frames against what its socket carried (`WireMeter`); false once it is being closed.
+    @discardableResult
+    func checkWire(_ connection: Connection) -> Bool {
+        switch connection.intake.checkWire(bytesRead: connection.transport.bytesRead, now: clock.now()) {
+        case .fine:
+            return true
+        case .unmaskedFrame:
+            metrics.countRefusal("unmasked")
+            refuse(connection, .protocolError, "client frames must be masked (RFC 6455, section 5.1)")
+        case .controlFlood:
+            metrics.floodCloses += 1
+            connection.intake.dropPartialMessage()
+            broadcaster.close(connection, code: .policyViolation, reason: "too many control frames (pings) for too long",
+                              stopReading: true)
+        }
+        logger.info("closing", ["id": connection.participant.id, "peer": connection.peerAddress,
+                                "reason": connection.output.closeRequest?.reason ?? ""])
+        return false
     }
 
     /// Stops acting on the client's messages and closes with `code` at the

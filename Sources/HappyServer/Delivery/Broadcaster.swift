@@ -154,9 +154,15 @@ final class Broadcaster {
     /// Closes with `code` at the next chance to write (after the upgrade has
     /// completed, so browsers see the code and reason); `afterDrain`: after
     /// what is queued and the acks of its pending intents.
-    func close(_ connection: Connection, code: WebSocketCloseCode, reason: String, afterDrain: Bool = false) {
-        guard connection.output.requestClose(WriteState.CloseRequest(code: code, reason: reason, afterDrain: afterDrain))
+    /// `stopReading`: stop reading the peer until the close frame is out. A peer
+    /// flooding with pings must not be read meanwhile: lws answers each ping
+    /// before any write of the server's own, so its pongs would hold the close frame back.
+    func close(_ connection: Connection, code: WebSocketCloseCode, reason: String, afterDrain: Bool = false,
+               stopReading: Bool = false) {
+        guard connection.output.requestClose(WriteState.CloseRequest(code: code, reason: reason, afterDrain: afterDrain,
+                                                                     stopReading: stopReading))
         else { return }
+        if stopReading && !connection.isClosed && connection.output.pauseReading() { connection.transport.pauseReading() }
         requestWritable(connection, now: connection.output.stalledSince)
     }
 
@@ -249,6 +255,11 @@ final class Broadcaster {
         start.update(from: frame, count: frame.count)
         guard connection.transport.write(start, count: frame.count, as: .preframed) else { return false }
         connection.output.closeFrameWritten()
+        if close.stopReading {
+            // Nothing more is read from it: the connection ends once the frame is out.
+            connection.transport.kill()
+            return true
+        }
         resumeReading(connection)
         connection.transport.awaitCloseAcknowledgement(seconds: Self.closeAckSeconds)
         return true

@@ -11,6 +11,8 @@ struct WriteState {
         var reason: String
         /// Send what is queued first (graceful shutdown).
         var afterDrain = false
+        /// The peer is not read again: its close frame is not waited for (a flooder).
+        var stopReading = false
     }
 
     /// Messages for this client alone; the room's broadcasts come from its log.

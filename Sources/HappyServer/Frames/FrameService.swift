@@ -77,6 +77,12 @@ final class FrameService {
         guard streams.open.count < config.limits.maxClients else {
             return responder.respond(exchange, .unavailable("too many frame streams: \(config.limits.maxClients) open"))
         }
+        let perAddress = config.limits.streamsPerAddress
+        guard streams.openCount(from: exchange.peerAddress) < perAddress else {
+            return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+                "too many frame streams from \(exchange.peerAddress): \(perAddress) open (limits.streamsPerAddress)"),
+                headers: [("Retry-After", "5")])
+        }
         directory.touchedRuntime(for: name).whenReady { [self] runtime in
             guard !exchange.isClosed else { return }
             guard runtime.room != nil else { return responder.respond(exchange, .unloaded(runtime)) }

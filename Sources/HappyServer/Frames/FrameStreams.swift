@@ -37,6 +37,11 @@ final class FrameStreams {
         self.clock = clock
     }
 
+    /// Streams open from `address`.
+    func openCount(from address: String) -> Int {
+        open.reduce(0) { $0 + ($1.exchange.peerAddress == address && !$1.exchange.isClosed ? 1 : 0) }
+    }
+
     /// Starts streaming `request`'s view of `runtime` on `exchange`.
     func open(_ exchange: HTTPExchange, in runtime: RoomRuntime, _ request: FrameQuery) {
         let stream = FrameStream(exchange: exchange, runtime: runtime, query: request, now: clock.fresh())
@@ -77,7 +82,7 @@ final class FrameStreams {
         let serial = stream.requestSerial
         let key = FrameKey(room: stream.runtime.name, epoch: room.epoch, seq: room.committed.seq, view: stream.view,
                            width: stream.width, height: stream.height, step: step)
-        let accepted = producer.frame(key, state: state) { [weak self, weak stream] result in
+        let accepted = producer.frame(key, state: state, forStream: true) { [weak self, weak stream] result in
             guard let self, let stream, !stream.exchange.isClosed, !stream.ending,
                   serial > stream.deliveredSerial else { return }
             switch result {
@@ -144,7 +149,7 @@ final class FrameStreams {
         if !stream.headersSent {
             var cursor: UnsafeMutablePointer<UInt8>? = base
             let head = HTTPResponseHead(status: 200, contentType: FrameStream.contentType, contentLength: nil,
-                                        cacheControl: "no-store", close: true, headers: [])
+                                        cacheControl: "no-store", close: true, headers: responder.commonHeaders)
             guard transport.writeHeaders(head, into: &cursor, end: scratch.end) else { return false }
             length = cursor! - base
             stream.headersSent = true

@@ -126,12 +126,12 @@ final class APIRoutes {
     }
 
     private func postIntent(_ exchange: HTTPExchange) {
-        let name: String, role: Role
-        switch roomAccess.check(exchange) {
+        let name: String, role: Role, tokenName: String?
+        switch roomAccess.checkChange(exchange) {
         case .failure(let error): return responder.respond(exchange, error)
-        case .success(let access): (name, role) = access
+        case .success(let access): (name, role, tokenName) = access
         }
-        switch decodeIntent(exchange) {
+        switch decodeIntent(exchange, tokenName: tokenName) {
         case .failure(let error):
             metrics.countError(error.code)
             responder.respond(exchange, HTTPError(error))
@@ -142,14 +142,21 @@ final class APIRoutes {
                 if let refusal = admission.refusal(for: intent, role: role, takeToken: { takeIntentToken(address) }) {
                     return responder.respond(exchange, HTTPError(refusal))
                 }
+                guard directory.mayCreate(runtime, by: address) else {
+                    let wait = directory.secondsUntilNewRoom(by: address)
+                    return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+                        "too many new rooms from \(address): \(config.limits.roomsPerAddress) a minute; try again in \(wait) s"),
+                        headers: [("Retry-After", "\(wait)")])
+                }
                 votes.submit(intent, in: runtime, sender: sender, reply: .http(exchange), voterKey: "http \(address)")
             }
         }
     }
 
-    /// The intent in the body and its sender, or the protocol error to answer.
-    private func decodeIntent(_ exchange: HTTPExchange) -> Result<(Intent, Participant), WireError> {
-        let senderName = exchange.headers["x-happy-name"] ?? "http"
+    /// The intent in the body and its sender, or the protocol error to answer. A token's
+    /// name is the sender's, as on a WebSocket; `X-Happy-Name` only names a caller no token names.
+    private func decodeIntent(_ exchange: HTTPExchange, tokenName: String?) -> Result<(Intent, Participant), WireError> {
+        let senderName = tokenName ?? exchange.headers["x-happy-name"] ?? "http"
         guard Names.isValidDisplayName(senderName) else {
             return .failure(WireError(.invalidValue, "X-Happy-Name must be 1-32 printable characters"))
         }
@@ -188,12 +195,6 @@ final class APIRoutes {
     func sweep(now: Double) {
         intentLimits = intentLimits.filter { now - $0.value.lastUsed < 60 }
     }
-}
-
-/// The rate-limit state of one client address on `POST /api/intent`.
-struct HTTPRateLimit {
-    var bucket: TokenBucket
-    var lastUsed: Double
 }
 
 extension JSONValue {

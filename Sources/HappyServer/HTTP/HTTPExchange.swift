@@ -16,7 +16,8 @@ struct HTTPResponse {
 /// written. The transport holds a retained reference until it closes.
 final class HTTPExchange: Attachment {
     /// The request headers routes read, captured while the transport still has them.
-    static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name", "accept"]
+    static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name", "accept", "host",
+                                  "content-type"]
 
     let transport: any ExchangeTransport
     let method: String

@@ -26,14 +26,18 @@ final class HTTPIntake {
     private let access: AccessControl
     private let crossOrigin: CrossOriginPolicy
     private let echoEnabled: Bool
+    private let refusals: RefusalLog
     private let metrics: Metrics
     private let logger: Logger
+    /// Whether requests carrying `X-Forwarded-For` from an untrusted peer were seen (and said so).
+    private var warnedOfForwardedFor = false
     private let clock: ServiceClock
     /// Largest request body accepted (an intent is small).
     let maxRequestBody: Int
 
     init(router: HTTPRouter, responder: HTTPResponder, addressLimits: AddressLimits, access: AccessControl,
-         config: HappyConfig, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+         config: HappyConfig, refusals: RefusalLog, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+        self.refusals = refusals
         self.router = router
         self.responder = responder
         self.addressLimits = addressLimits
@@ -51,9 +55,15 @@ final class HTTPIntake {
     func screen(socket: SocketID, peer: String, forwardedFor: () -> String?,
                 requestLineIsCut: Bool) -> (screen: RequestScreen, client: String) {
         let (client, admitted) = addressLimits.admitRequest(on: socket, peer: peer, forwardedFor: forwardedFor)
+        if !warnedOfForwardedFor, !addressLimits.hasTrustedProxies, forwardedFor() != nil {
+            // Behind a proxy on this host every client would look like loopback, and share one address's limits.
+            warnedOfForwardedFor = true
+            logger.warn("requests carry X-Forwarded-For but trustedProxies is empty: every client of that proxy "
+                + "counts as the proxy's own address \(peer); list the proxy in trustedProxies", ["peer": peer])
+        }
         if requestLineIsCut {
             metrics.countRefusal("requestLine")
-            logger.info("refused", ["reason": "requestLine", "peer": client])
+            refusals.note("requestLine", ["peer": client])
             return (.cutRequestLine, client)
         }
         return (admitted ? .pass : .overAddressCap, client)
@@ -75,7 +85,7 @@ final class HTTPIntake {
         }
         guard access.allowsOrigin(origin) else {
             metrics.countRefusal("origin")
-            logger.info("refused", ["reason": "origin", "origin": origin ?? "", "peer": client])
+            refusals.note("origin", ["origin": origin ?? "", "peer": client])
             return (403, "origin not allowed")
         }
         return nil

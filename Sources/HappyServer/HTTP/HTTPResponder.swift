@@ -7,31 +7,41 @@ final class HTTPResponder {
     static let writeChunkBytes = 32 * 1024
 
     private let metrics: Metrics
-    private let logger: Logger
+    private let refusals: RefusalLog
     private let scratch = WriteScratch(capacity: writeChunkBytes)
+    /// On every answer (`SecurityHeaders.common`).
+    let commonHeaders: [(name: String, value: String)]
 
-    init(metrics: Metrics, logger: Logger) {
+    init(security: SecurityHeaders, metrics: Metrics, refusals: RefusalLog) {
+        commonHeaders = security.common
         self.metrics = metrics
-        self.logger = logger
+        self.refusals = refusals
     }
 
     func respond(_ exchange: HTTPExchange, status: Int, json: [UInt8], headers: [(name: String, value: String)] = []) {
         respond(exchange, HTTPResponse(status: status, contentType: "application/json", body: json, headers: headers))
     }
 
-    func respond(_ exchange: HTTPExchange, _ error: HTTPError, closeConnection: Bool = false) {
-        var response = HTTPResponse(status: error.status, contentType: "application/json", body: error.body)
+    func respond(_ exchange: HTTPExchange, _ error: HTTPError, closeConnection: Bool = false,
+                 headers: [(name: String, value: String)] = []) {
+        var response = HTTPResponse(status: error.status, contentType: "application/json", body: error.body,
+                                    headers: headers)
         response.closeConnection = closeConnection
         respond(exchange, response)
     }
 
     func respond(_ exchange: HTTPExchange, _ response: HTTPResponse) {
         guard !exchange.isClosed, exchange.response == nil else { return }
+        var response = response
+        if response.status == 429 && !response.headers.contains(where: { $0.name == "Retry-After" }) {
+            response.headers.append(("Retry-After", "1"))
+        }
         exchange.response = response
         countResponse(status: response.status)
         if response.status >= 400 && response.status != 404 {
-            logger.info("http refused", ["method": exchange.method, "path": exchange.route,
-                                         "status": "\(response.status)", "peer": exchange.peerAddress])
+            refusals.note("http \(response.status)", line: "http refused",
+                          [("method", exchange.method), ("path", exchange.route), ("status", "\(response.status)"),
+                           ("peer", exchange.peerAddress)])
         }
         exchange.transport.requestWritable()
     }
@@ -55,7 +65,7 @@ final class HTTPResponder {
             let head = HTTPResponseHead(status: response.status, contentType: bodyless ? nil : response.contentType,
                                         contentLength: bodyless ? nil : response.body.count,
                                         cacheControl: response.cacheControl, close: response.closeConnection,
-                                        headers: response.headers + exchange.crossOriginHeaders)
+                                        headers: commonHeaders + response.headers + exchange.crossOriginHeaders)
             guard exchange.transport.writeHeaders(head, into: &cursor, end: end) else { return (false, false) }
             exchange.headersSent = true
         }

@@ -4,7 +4,9 @@ import HappyCore
 /// The operator API (PROTOCOL.md section 13): the rooms in memory, one
 /// room's connections with their lag, kicking connections (close 4003),
 /// and deleting a room (close 4004, its state and history gone; it starts
-/// again at seq 0 with a new epoch).
+/// again at seq 0 with a new epoch). Every request shows a `Host` of this
+/// server and, changing something, a JSON body (`OperatorRequestCheck`),
+/// and the operator credential (`AccessControl.operatorAccess`).
 final class OperatorRoutes {
     static let defaultLimit = 100
     static let maxLimit = 1000
@@ -13,6 +15,8 @@ final class OperatorRoutes {
 
     private let directory: RoomDirectory
     private let access: AccessControl
+    private let check: OperatorRequestCheck
+    private let headers: SecurityHeaders
     private let broadcaster: Broadcaster
     private let coordinator: CommitCoordinator
     private let store: any StoreAccess
@@ -21,10 +25,13 @@ final class OperatorRoutes {
     /// The inspector page's file, served at `/admin` under the operator API's access rules.
     private let inspectorPath: String
 
-    init(directory: RoomDirectory, access: AccessControl, broadcaster: Broadcaster, coordinator: CommitCoordinator,
-         store: any StoreAccess, responder: HTTPResponder, logger: Logger, webRoot: String) {
+    init(directory: RoomDirectory, access: AccessControl, check: OperatorRequestCheck, headers: SecurityHeaders,
+         broadcaster: Broadcaster, coordinator: CommitCoordinator, store: any StoreAccess, responder: HTTPResponder,
+         logger: Logger, webRoot: String) {
         self.directory = directory
         self.access = access
+        self.check = check
+        self.headers = headers
         self.broadcaster = broadcaster
         self.coordinator = coordinator
         self.store = store
@@ -34,39 +41,46 @@ final class OperatorRoutes {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["GET"], .exact("/api/rooms"), parameters: ["token", "limit", "after"]) { [self] in list($0) }
-        router.add(["GET", "POST", "DELETE"], .below("/api/rooms/"), parameters: ["token"]) { [self] in room($0) }
+        router.add(["GET"], .exact("/api/rooms"), parameters: ["limit", "after"]) { [self] in list($0) }
+        router.add(["GET", "POST", "DELETE"], .below("/api/rooms/"), parameters: []) { [self] in room($0) }
         router.add(["GET"], .exact("/admin"), parameters: ["token"]) { [self] in inspector($0) }
     }
 
-    /// `GET /admin`: the inspector page, for operators only (its data comes
-    /// from the routes above). A browser refused gets the refusal's status
-    /// with the page itself, which holds no data and explains how to get in.
+    /// `GET /admin`: the inspector page. It holds no data (everything it
+    /// shows comes from the routes above, with the key the page takes from
+    /// its address's fragment), so it needs no credential; it is never framed.
     private func inspector(_ exchange: HTTPExchange) {
-        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        let refusal: HTTPError?
-        switch access.operatorAccess(token: token, peer: exchange.peerAddress) {
-        case .success: refusal = nil
-        case .failure(let error): refusal = error
+        if let refusal = requestRefusal(exchange) { return responder.respond(exchange, refusal) }
+        guard exchange.query["token"] == nil else {
+            return responder.respond(exchange, HTTPError(status: 400, WireError(.invalidValue,
+                "the inspector takes its key in the address's fragment, /admin#key=KEY, which browsers never send "
+                + "(a query would leave it in logs and history)")))
         }
-        let wantsPage = exchange.headers["accept"]?.contains("text/html") ?? false
-        if let refusal, !wantsPage { return responder.respond(exchange, refusal) }
         guard let page = FileManager.default.contents(atPath: inspectorPath) else {
-            return responder.respond(exchange, refusal ?? HTTPError(status: 404, code: "not_found",
-                                                                    "no inspector page: \(inspectorPath) is missing from webRoot"))
+            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
+                                                         "no inspector page: \(inspectorPath) is missing from webRoot"))
         }
-        responder.respond(exchange, HTTPResponse(status: refusal?.status ?? 200, contentType: "text/html; charset=utf-8",
-                                                 body: Array(page)))
+        responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page),
+                                                 headers: headers.inspector))
     }
 
-    /// The route's room and what is asked of it, after the access check; nil once answered.
+    /// Whether the request may go on: its Host, Origin and body, then its credential; false once answered.
     private func allowed(_ exchange: HTTPExchange, room: String?) -> Bool {
-        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        if case .failure(let error) = access.operatorAccess(token: token, peer: exchange.peerAddress, room: room) {
+        if let refusal = requestRefusal(exchange) {
+            responder.respond(exchange, refusal)
+            return false
+        }
+        let credential = AccessControl.bearer(exchange.headers["authorization"])
+        if case .failure(let error) = access.operatorAccess(credential: credential, room: room) {
             responder.respond(exchange, error)
             return false
         }
         return true
+    }
+
+    private func requestRefusal(_ exchange: HTTPExchange) -> HTTPError? {
+        check.refusal(method: exchange.method, host: exchange.headers["host"], origin: exchange.headers["origin"],
+                      contentType: exchange.headers["content-type"], bodyLength: exchange.body.count)
     }
 
     // MARK: GET /api/rooms

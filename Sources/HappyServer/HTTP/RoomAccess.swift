@@ -1,17 +1,30 @@
 import HappyCore
 
 /// The room an HTTP request names (`room`, else the default room) and the
-/// caller's role from its token: the check every room route makes first.
+/// caller's role and name from its token: the check every room route makes first.
 struct RoomAccess {
     let access: AccessControl
     let defaultRoom: String
+    /// `http` or `https`: with a request's `Host`, the origin of the server's own pages.
+    let scheme: String
 
-    func check(_ exchange: HTTPExchange) -> Result<(room: String, role: Role), HTTPError> {
+    func check(_ exchange: HTTPExchange) -> Result<(room: String, role: Role, name: String?), HTTPError> {
         let name = exchange.query["room"] ?? defaultRoom
         guard Names.isValidRoom(name) else {
             return .failure(HTTPError(status: 400, WireError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -")))
         }
         let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        return access.httpRole(token: token, room: name).map { (name, $0) }
+        return access.httpAccess(token: token, room: name).map { (name, $0.role, $0.name) }
+    }
+
+    /// A request that changes something: `check`, and a page's `Origin` must be allowed (403 otherwise).
+    func checkChange(_ exchange: HTTPExchange) -> Result<(room: String, role: Role, name: String?), HTTPError> {
+        let origin = exchange.headers["origin"]
+        let own = exchange.headers["host"].map { "\(scheme)://\($0.lowercased())" }
+        guard access.allowsChange(fromOrigin: origin, ownOrigin: own) else {
+            return .failure(HTTPError(status: 403, code: "forbidden",
+                                      "origin \(origin ?? "") is not allowed (auth.allowedOrigins) to change rooms here"))
+        }
+        return check(exchange)
     }
 }

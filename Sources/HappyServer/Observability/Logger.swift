@@ -68,7 +68,13 @@ public final class Logger: @unchecked Sendable {
         write(level, message, fields)
     }
 
-    private func write(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) {
+    /// A line whose fields are put together at run time.
+    public func log(_ level: LogLevel, _ message: String, fields: [(key: String, value: String)]) {
+        guard level >= minimumLevel else { return }
+        write(level, message, fields)
+    }
+
+    private func write(_ level: LogLevel, _ message: String, _ fields: some Sequence<(key: String, value: String)>) {
         let line = json ? jsonLine(level, message, fields) : textLine(level, message, fields)
         lock.lock()
         FileHandle.standardError.write(line)
@@ -83,7 +89,7 @@ public final class Logger: @unchecked Sendable {
         return text
     }
 
-    private func textLine(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) -> Data {
+    private func textLine(_ level: LogLevel, _ message: String, _ fields: some Sequence<(key: String, value: String)>) -> Data {
         var line = "\(timestamp()) \(level.name.uppercased()) \(message)"
         for (key, value) in fields {
             let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" })
@@ -92,7 +98,7 @@ public final class Logger: @unchecked Sendable {
         return Data((line + "\n").utf8)
     }
 
-    private func jsonLine(_ level: LogLevel, _ message: String, _ fields: KeyValuePairs<String, String>) -> Data {
+    private func jsonLine(_ level: LogLevel, _ message: String, _ fields: some Sequence<(key: String, value: String)>) -> Data {
         var writer = JSONWriter(capacity: 160)
         writer.beginObject()
         writer.key("time"); writer.string(timestamp())

@@ -133,6 +133,11 @@ final class ClusterLink: @unchecked Sendable {
     }
 
     private func advance(_ runtime: RoomRuntime, to stored: StoredRoom?) {
+        if runtime.isUnrecorded {
+            // Only read here so far: nothing to follow until someone records it, then follow that.
+            guard stored != nil else { return }
+            runtime.dropUnrecordedCreation()
+        }
         if let creation = catchUp.advance(runtime, to: stored) {
             coordinator.recordCreation(creation, of: runtime)
         }

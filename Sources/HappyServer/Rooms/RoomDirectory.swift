@@ -22,6 +22,7 @@ final class RoomDirectory {
     private let clock: ServiceClock
     private let metrics: Metrics
     private let logger: Logger
+    private var newRooms: NewRoomLimit
 
     /// `labels`: the dragon label's texts, from the art.
     init(config: HappyConfig, labels: DragonStatus, store: any StoreAccess, coordinator: CommitCoordinator,
@@ -35,6 +36,7 @@ final class RoomDirectory {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
+        newRooms = NewRoomLimit(perMinute: config.limits.roomsPerAddress)
     }
 
     /// Rooms without clients kept in memory: `limits.maxRooms`, so that at
@@ -93,14 +95,37 @@ final class RoomDirectory {
             let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
                                            snapshot: RoomSnapshot(seq: 0, scene: defaults),
                                            historyCapacity: capacity, labels: labels)
-            coordinator.recordCreation(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
-                                                  scene: defaults, events: []), of: runtime)
-            logger.debug("room created", ["room": name, "epoch": room.epoch])
-            runtime.loaded(room)
+            runtime.loaded(room, unrecorded: RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
+                                                        scene: defaults, events: []))
         case .failure(let error):
             logger.error("room could not be loaded", ["room": name, "error": error.message])
             runtime.failedToLoad(error)
         }
+    }
+
+    // MARK: new rooms
+
+    /// Records a room the store has never held now that someone joins it,
+    /// unless `address` has already made `limits.roomsPerAddress` new rooms
+    /// in the last minute (then false, and the room stays unrecorded).
+    func recordIfNew(_ runtime: RoomRuntime, creator address: String) -> Bool {
+        guard runtime.isUnrecorded else { return true }
+        guard newRooms.allows(address, now: clock.now()) else { return false }
+        if let creation = runtime.takeUnrecordedCreation() {
+            coordinator.recordCreation(creation, of: runtime)
+            logger.debug("room created", ["room": runtime.name, "epoch": creation.epoch, "by": address])
+        }
+        return true
+    }
+
+    /// Whether `address` may make `runtime` a new room by changing it (counted as one if so).
+    func mayCreate(_ runtime: RoomRuntime, by address: String) -> Bool {
+        !runtime.isUnrecorded || newRooms.allows(address, now: clock.now())
+    }
+
+    /// Seconds until `address` may make a new room again.
+    func secondsUntilNewRoom(by address: String) -> Int {
+        newRooms.secondsUntilNext(address, now: clock.now())
     }
 
     // MARK: seats
@@ -154,6 +179,7 @@ final class RoomDirectory {
 
     /// Drops rooms that have been empty and quiet for a while.
     func evictIdleRooms(now: Double) {
+        newRooms.sweep(now: now)
         for (name, runtime) in rooms where runtime.isEvictable
             && now - runtime.idleSince > (runtime.wasUsed ? Self.roomIdleSeconds : Self.unusedRoomIdleSeconds) {
             rooms.removeValue(forKey: name)

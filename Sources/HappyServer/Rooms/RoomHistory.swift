@@ -37,7 +37,7 @@ final class RoomHistory {
             case .success(let page?):
                 completion(.success(page))
             case .success(nil):
-                // Not recorded yet (its creation is on the way to the store): no past.
+                // Never used (only read), or its creation is on the way to the store: no past.
                 completion(.success(HistoryPage(epoch: epoch, seq: current, first: current + 1, events: [])))
             case .failure(let error):
                 completion(.failure(Self.storeFailed(error)))

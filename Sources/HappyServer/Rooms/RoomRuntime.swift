@@ -75,13 +75,34 @@ final class RoomRuntime {
 
     // MARK: loading
 
+    /// The creation of a room the store has never held, kept back while the
+    /// room is only read: it is recorded when someone joins it or changes it,
+    /// so that reading made-up rooms stores nothing.
+    private(set) var unrecordedCreation: RoomCommit?
+
+    /// Whether the store has never held the room (it exists in memory only).
+    var isUnrecorded: Bool { unrecordedCreation != nil }
+
+    /// The creation to record now that the room is used; nil when it is recorded already.
+    func takeUnrecordedCreation() -> RoomCommit? {
+        defer { unrecordedCreation = nil }
+        return unrecordedCreation
+    }
+
+    /// The room is what the store holds after all (another node recorded it).
+    func dropUnrecordedCreation() {
+        unrecordedCreation = nil
+    }
+
     /// Runs `body` once the room is loaded (now, if it already is).
     func whenReady(_ body: @escaping (RoomRuntime) -> Void) {
         if isLoading { readyWaiters.append(body) } else { body(self) }
     }
 
     /// Finishes loading once the room is read and, in a cluster, its remote presence known.
-    func loaded(_ room: Room<OutboundFrame>) {
+    /// `creation`: the store holds no such room; it is recorded when first used.
+    func loaded(_ room: Room<OutboundFrame>, unrecorded creation: RoomCommit? = nil) {
+        unrecordedCreation = creation
         if awaitingRemotePresence { loadedButWaiting = room } else { finishLoading(room, error: nil) }
     }
 

@@ -35,6 +35,8 @@ protocol ConnectionTransport {
     func awaitCloseAcknowledgement(seconds: Int32)
     /// Drops the connection without a close handshake.
     func kill()
+    /// Bytes read from the socket so far (never low), or nil when it gives no count.
+    var bytesRead: Int64? { get }
 }
 
 /// What the server's components may do to an HTTP exchange's connection.

@@ -40,6 +40,8 @@ struct LWSConnectionTransport: ConnectionTransport {
     func kill() {
         connection.kill()
     }
+
+    var bytesRead: Int64? { connection.bytesRead }
 }
 
 /// An HTTP exchange's transport on an lws connection.

@@ -10,18 +10,20 @@ final class ServerDispatch: LWSCallbackHandler {
     private let intake: MessageIntake
     private let broadcaster: Broadcaster
     private let http: HTTPIntake
+    private let gate: HTTPGate
     private let responder: HTTPResponder
     private let addressLimits: AddressLimits
     private let compression: Bool
     private let clock: ServiceClock
     private let logger: Logger
 
-    init(registry: ConnectionRegistry, intake: MessageIntake, broadcaster: Broadcaster, http: HTTPIntake,
+    init(registry: ConnectionRegistry, intake: MessageIntake, broadcaster: Broadcaster, http: HTTPIntake, gate: HTTPGate,
          responder: HTTPResponder, addressLimits: AddressLimits, compression: Bool, clock: ServiceClock, logger: Logger) {
         self.registry = registry
         self.intake = intake
         self.broadcaster = broadcaster
         self.http = http
+        self.gate = gate
         self.responder = responder
         self.addressLimits = addressLimits
         self.compression = compression
@@ -41,7 +43,9 @@ final class ServerDispatch: LWSCallbackHandler {
                 let chunk = UnsafeBufferPointer(start: callback.input?.assumingMemoryBound(to: UInt8.self),
                                                 count: callback.length)
                 registry.noteAlive(client)
-                intake.receive(client, chunk, binary: connection.isBinaryFrame, final: connection.endsMessage)
+                let frameEnds = connection.remainingPayload == 0
+                intake.receive(client, chunk, binary: connection.isBinaryFrame,
+                               final: frameEnds && connection.isFinalFragment, frameEnds: frameEnds)
                 return 0
             } ?? -1
         default:
@@ -77,7 +81,9 @@ final class ServerDispatch: LWSCallbackHandler {
             if let client = detach(connection, as: Connection.self) { registry.closed(client) }
             return 0
 
-        // HTTP routes mounted on "happy-http"
+        // Every HTTP request (files too), then the routes mounted on "happy-http"
+        case .filterHTTPConnection:
+            return httpFilter(connection)
         case .http:
             return httpRequest(connection)
         case .httpBody:
@@ -164,10 +170,27 @@ final class ServerDispatch: LWSCallbackHandler {
         return 0
     }
 
+    /// Refuses a request the gate turns away, answering it at once; nonzero closes the connection after.
+    private func httpFilter(_ connection: LWSConnection) -> Int32 {
+        guard let (method, path) = connection.methodAndPath() else { return 0 }
+        // The cap on connections is the route's to check (`screen`), once per request.
+        let client = addressLimits.clientAddress(of: Self.socketID(connection), peer: connection.peerAddress,
+                                                 forwardedFor: { connection.header(.forwardedFor) })
+        let request = HTTPRequestHead(method: method, path: path, query: connection.queryArguments(),
+                                      contentLengths: connection.headerLines(.contentLength),
+                                      transferEncoding: connection.header(.transferEncoding))
+        guard let refusal = gate.check(request, client: client) else { return 0 }
+        responder.countResponse(status: refusal.error.status)
+        _ = connection.answerAndClose(status: refusal.error.status, contentType: "application/json",
+                                      body: refusal.error.body, headers: responder.commonHeaders + refusal.headers)
+        return 1
+    }
+
     /// Headers lws parses itself, by lower-case name; others are read by name.
     private static let tokens: [String: LWSHeader] = [
         "authorization": .authorization, "if-none-match": .ifNoneMatch, "origin": .origin,
-        "x-forwarded-for": .forwardedFor, "content-length": .contentLength, "accept": .accept,
+        "x-forwarded-for": .forwardedFor, "content-length": .contentLength, "accept": .accept, "host": .host,
+        "content-type": .contentType,
     ]
 
     private func header(named name: String, of connection: LWSConnection) -> String? {

@@ -8,14 +8,15 @@ extension LWSServerDescription {
     init(config: HappyConfig, webRoot: String, mountPoints: [String], debugLogging: Bool) {
         let batch = Broadcaster.writeBatchBytes
         let crossOrigin = CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins)
+        let security = SecurityHeaders(tls: config.tls.isEnabled)
         self.init(
             host: config.host, port: config.port, vhostName: "happy",
             protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 1024, txPacketSize: batch),
                         LWSProtocol(name: "happy-http", id: 1, rxBufferSize: 0, txPacketSize: batch)],
             callbackMounts: mountPoints.map { ($0, "happy-http") },
             fileMount: ("/", webRoot, "index.html"),
-            fileHeaders: LWSFileHeaders(protocolName: "happy-http", headers: { [crossOrigin] path, origin in
-                crossOrigin.fileHeaders(path: path, origin: origin)
+            fileHeaders: LWSFileHeaders(protocolName: "happy-http", headers: { [crossOrigin, security] path, origin in
+                security.file(path: path) + crossOrigin.fileHeaders(path: path, origin: origin)
             }),
             permessageDeflate: config.compression,
             tls: config.tls.isEnabled ? (config.tls.cert, config.tls.key) : nil,

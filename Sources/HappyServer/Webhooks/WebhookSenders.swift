@@ -136,7 +136,7 @@ final class WebhookSenders: @unchecked Sendable {
             do {
                 claimed = try outbox.claim(webhook: index, holder: holder, seconds: Self.leaseSeconds)
             } catch {
-                logger.error("webhook outbox unreachable", ["webhook": webhook.url, "error": error.message])
+                logger.error("webhook outbox unreachable", ["webhook": webhook.redactedURL, "error": error.message])
                 guard pause(retry, seen: &seen, wakeable: false) else { return }
                 retry = min(Self.lastRetrySeconds, retry * 2)
                 continue
@@ -144,7 +144,7 @@ final class WebhookSenders: @unchecked Sendable {
             if claimed != holdsLease {
                 holdsLease = claimed
                 logger.info(claimed ? "this node sends the webhook's deliveries" : "another node sends the webhook's deliveries",
-                            ["webhook": webhook.url, "holder": holder])
+                            ["webhook": webhook.redactedURL, "holder": holder])
             }
             guard claimed else {
                 guard pause(Self.leaseRetrySeconds, seen: &seen, wakeable: false) else { return }
@@ -158,7 +158,7 @@ final class WebhookSenders: @unchecked Sendable {
                     if !droppedLogged {
                         droppedLogged = true
                         logger.error("webhook queue full: oldest deliveries dropped",
-                                     ["webhook": webhook.url, "dropped": "\(dropped)", "webhookQueueMax": "\(queueMax)"])
+                                     ["webhook": webhook.redactedURL, "dropped": "\(dropped)", "webhookQueueMax": "\(queueMax)"])
                     }
                 }
             }
@@ -166,7 +166,7 @@ final class WebhookSenders: @unchecked Sendable {
             do {
                 entries = try outbox.waiting(webhook: index, limit: Self.batchLimit)
             } catch {
-                logger.error("webhook outbox unreadable", ["webhook": webhook.url, "error": error.message])
+                logger.error("webhook outbox unreadable", ["webhook": webhook.redactedURL, "error": error.message])
                 guard pause(retry, seen: &seen, wakeable: false) else { return }
                 continue
             }
@@ -184,7 +184,7 @@ final class WebhookSenders: @unchecked Sendable {
                 try? outbox.remove(webhook: index, through: last.number)
                 stats.delivered.add(entries.count, ordering: .relaxed)
                 stats.batches.add(1, ordering: .relaxed)
-                if failing { logger.info("webhook receiving again", ["webhook": webhook.url]) }
+                if failing { logger.info("webhook receiving again", ["webhook": webhook.redactedURL]) }
                 failing = false
                 retry = Self.firstRetrySeconds
                 continue
@@ -197,7 +197,7 @@ final class WebhookSenders: @unchecked Sendable {
             }
             if !failing {
                 logger.warn("webhook delivery failed; retrying with backoff",
-                            ["webhook": webhook.url, "deliveries": "\(entries.count)", "why": why])
+                            ["webhook": webhook.redactedURL, "deliveries": "\(entries.count)", "why": why])
             }
             failing = true
             // A failing receiver is retried on its backoff, not on every new delivery.

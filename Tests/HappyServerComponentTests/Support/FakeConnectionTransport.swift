@@ -88,6 +88,8 @@ final class FakeConnectionTransport: ConnectionTransport {
     var failWrites = false
     /// Pretends an earlier write is still partly buffered.
     var bufferedOutput = false
+    /// What the socket reports having carried; nil: it gives no count (the wire checks stand aside).
+    var bytesRead: Int64?
     var hasBufferedOutput: Bool { bufferedOutput }
 
     var readingPaused: Bool { pauses > resumes }

@@ -58,6 +58,12 @@ final class TestServer {
     /// that is not synchronous runs on the real store worker's threads).
     /// `clusterBus`: a cluster node's bus (a `FakeClusterBus`).
     /// `webhookPoster`: webhooks' batches go there (their sender threads start with the server).
+    /// The operator key of servers without `auth.secret` (a real server makes its own).
+    static let operatorKey = OperatorKey(value: "test-operator-key-0123456789abcdefghij", path: "/nowhere/operator.key")
+    /// Headers of an operator's request to a test server: its key and the server's own host.
+    static let operatorHeaders = ["authorization": "Bearer \(operatorKey.value)", "host": "127.0.0.1:8080",
+                                  "content-type": "application/json"]
+
     init(config: HappyConfig = TestServer.config(), store: (any RoomStore)? = nil,
          tokenVerifier: TokenVerifier? = nil, stepped: SteppedStore? = nil, clusterBus: (any ClusterBus)? = nil,
          webhookPoster: (any WebhookPoster)? = nil) {
@@ -67,7 +73,9 @@ final class TestServer {
         let store = stepped?.store ?? store ?? MemoryRoomStore(historySize: config.limits.historySize)
         do {
             server = try HappyServer(config: config, store: store, logger: Logger(level: .error),
-                                     tokenVerifier: tokenVerifier, clusterBus: clusterBus, time: time, timers: timers,
+                                     tokenVerifier: tokenVerifier,
+                                     operatorKey: tokenVerifier == nil ? Self.operatorKey : nil,
+                                     clusterBus: clusterBus, time: time, timers: timers,
                                      storeAccess: stepped, webhookPoster: webhookPoster)
         } catch {
             fatalError("the test server could not be built: \(error)")
@@ -217,6 +225,8 @@ final class TestServer {
     func begin(_ method: String, _ path: String, query: [String: String] = [:], headers: [String: String] = [:],
                body: [UInt8]? = nil, peer: String = "192.0.2.20", screen: RequestScreen = .pass) -> TestExchange {
         let transport = FakeExchangeTransport()
+        // Every HTTP/1.1 request names its host.
+        let headers = headers["host"] == nil ? headers.merging(["host": "127.0.0.1:8080"]) { $1 } : headers
         let exchange = HTTPExchange(transport: transport, method: method, path: path, query: query, headers: headers,
                                     peerAddress: peer, startedAt: server.clock.fresh())
         server.http.begin(exchange, screen: screen, declaredBodyLength: body.map(\.count))

@@ -184,21 +184,28 @@ final class RawWebSocket: @unchecked Sendable {
     /// The status code of the handshake answer.
     var status: Int? { handshake.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
 
-    /// Sends one masked frame.
-    func send(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) throws {
+    /// Sends one frame, masked as RFC 6455 requires of a client unless `masked` is false.
+    func send(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true) throws {
+        try socket.send(Self.frame(opcode: opcode, payload, fin: fin, masked: masked))
+    }
+
+    /// One client frame's bytes.
+    static func frame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true, masked: Bool = true) -> [UInt8] {
+        let maskBit: UInt8 = masked ? 0x80 : 0
         var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         if payload.count < 126 {
-            frame.append(0x80 | UInt8(payload.count))
+            frame.append(maskBit | UInt8(payload.count))
         } else if payload.count <= 0xFFFF {
-            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            frame += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         } else {
-            frame.append(0x80 | 127)
+            frame.append(maskBit | 127)
             frame += (0..<8).reversed().map { UInt8((UInt64(payload.count) >> (8 * UInt64($0))) & 0xFF) }
         }
+        guard masked else { return frame + payload }
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        try socket.send(frame)
+        return frame
     }
 
     func send(text: String) throws { try send(opcode: 0x1, Array(text.utf8)) }

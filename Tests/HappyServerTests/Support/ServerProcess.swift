@@ -66,6 +66,18 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     var pid: Int32 { process?.processIdentifier ?? 0 }
+    var dataDirectory: URL { directory.appendingPathComponent("data") }
+
+    /// The operator key the server made in its data directory (without `auth.secret`).
+    var operatorKey: String {
+        let file = dataDirectory.appendingPathComponent("operator.key")
+        return (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    /// An operator's request headers: the key, and a JSON body.
+    var operatorHeaders: [String: String] {
+        ["Authorization": "Bearer \(operatorKey)", "Content-Type": "application/json"]
+    }
     var wsURL: String { "ws://127.0.0.1:\(port)/ws" }
     var httpBase: String { "http://127.0.0.1:\(port)" }
     var logText: String { log.text }
