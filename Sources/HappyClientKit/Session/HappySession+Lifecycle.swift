@@ -1,10 +1,44 @@
 import Foundation
 import HappyCore
 
-/// How a session's connections come and go: the end of one (reconnect or
-/// give up), the heartbeat that notices a dead one, and the app's own
-/// say: suspend, resume, reconnect now.
+/// How a session's connections come and go: opening one and reading its
+/// events, the end of one (reconnect or give up), the heartbeat that
+/// notices a dead one, and the app's own say: suspend, resume, reconnect now.
 extension HappySession {
+    /// Opens a connection, resuming where the ledger left off, and starts
+    /// reading its events; returns the delegate calls to make once unlocked.
+    func openConnection() -> [() -> Void] {
+        let resume = ledger.resumePoint
+        let url = configuration.connectURL(resumingAfter: resume?.since, epoch: resume?.epoch)
+        opened = false
+        welcomed = false
+        heartbeat = nil
+        generation += 1
+        retryToken += 1
+        let notify = setState(.connecting(attempt: attempt))
+        let made = transport.connect(to: url, options: configuration.options)
+        connection = made
+        Task { [weak self] in
+            for await event in made.events {
+                guard let self else { return }
+                self.receive(event, on: made)
+            }
+        }
+        return notify
+    }
+
+    /// Makes delegate calls and completions in order: here, or on the main
+    /// queue when the configuration asks for the main actor.
+    func deliver(_ calls: [() -> Void]) {
+        guard !calls.isEmpty else { return }
+        guard configuration.deliversOnMainActor else {
+            for call in calls { call() }
+            return
+        }
+        let batch = CallBatch(calls)
+        DispatchQueue.main.async { batch.run() }
+    }
+
     /// Disconnects on purpose and stays away until `resume()`: for an app
     /// going to the background. Pending requests fail; the status becomes
     /// `.suspended`; nothing reconnects meanwhile.
@@ -197,5 +231,17 @@ extension HappySession {
         let calls = openConnection()
         lock.unlock()
         deliver(calls)
+    }
+}
+
+/// Calls handed to the main queue. Each captures the session weakly or a
+/// `@Sendable` completion; they run there one batch after the other.
+private final class CallBatch: @unchecked Sendable {
+    private let calls: [() -> Void]
+
+    init(_ calls: [() -> Void]) { self.calls = calls }
+
+    func run() {
+        for call in calls { call() }
     }
 }

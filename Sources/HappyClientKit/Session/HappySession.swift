@@ -242,28 +242,6 @@ public final class HappySession: @unchecked Sendable {
         return false
     }
 
-    /// Opens a connection, resuming where the ledger left off, and starts
-    /// reading its events; returns the delegate calls to make once unlocked.
-    func openConnection() -> [() -> Void] {
-        let resume = ledger.resumePoint
-        let url = configuration.connectURL(resumingAfter: resume?.since, epoch: resume?.epoch)
-        opened = false
-        welcomed = false
-        heartbeat = nil
-        generation += 1
-        retryToken += 1
-        let notify = setState(.connecting(attempt: attempt))
-        let made = transport.connect(to: url, options: configuration.options)
-        connection = made
-        Task { [weak self] in
-            for await event in made.events {
-                guard let self else { return }
-                self.receive(event, on: made)
-            }
-        }
-        return notify
-    }
-
     /// Records a new state; returns the delegate call to make once unlocked.
     /// A call that runs after a newer state was recorded (another thread
     /// moved on meanwhile) is dropped, so the delegate never sees an older
@@ -283,29 +261,5 @@ public final class HappySession: @unchecked Sendable {
             guard current else { return }
             delegate.session(self, didChange: state)
         }]
-    }
-
-    /// Makes delegate calls and completions in order: here, or on the main
-    /// queue when the configuration asks for the main actor.
-    func deliver(_ calls: [() -> Void]) {
-        guard !calls.isEmpty else { return }
-        guard configuration.deliversOnMainActor else {
-            for call in calls { call() }
-            return
-        }
-        let batch = CallBatch(calls)
-        DispatchQueue.main.async { batch.run() }
-    }
-}
-
-/// Calls handed to the main queue. Each captures the session weakly or a
-/// `@Sendable` completion; they run there one batch after the other.
-private final class CallBatch: @unchecked Sendable {
-    private let calls: [() -> Void]
-
-    init(_ calls: [() -> Void]) { self.calls = calls }
-
-    func run() {
-        for call in calls { call() }
     }
 }
