@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Happy",
-    platforms: [.macOS(.v14)],
+    // Synchronization's Mutex, used by HappyCore and the client, needs macOS 15 and iOS 18.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "happyserver", targets: ["happyserver"]),
         .executable(name: "happyrender-bench", targets: ["happyrender-bench"]),
@@ -89,9 +90,25 @@ let package = Package(
         // Rooms shared by several nodes through Redis (hiredis).
         .target(name: "HappyRedis", dependencies: ["HappyCore", "CHiredis"]),
 
-        // WebSocket client on the libwebsockets client API, and a room session
-        // on top of it (reconnect, resume, intents matched to their answers).
-        .target(name: "HappyClientKit", dependencies: ["HappyCore", "HappyLWS"]),
+        // The client's transport seam, pure Swift: WebSocket URLs and options, a
+        // connection's events and the `HappyTransport` protocol transports implement.
+        .target(name: "HappyClientTransport"),
+
+        // The libwebsockets client transport (`ClientLoop`, `WebSocketConnection`,
+        // `LWSTransport`): the client's only C dependency, on Linux only.
+        .target(name: "HappyClientLWS", dependencies: ["HappyClientTransport", "HappyLWS"]),
+
+        // The client library, pure Swift over `HappyTransport`: a room session
+        // (reconnect, resume, heartbeat, intents matched to their answers), the
+        // async API, the seeds' views, the URLSession and in-memory transports.
+        // Apple platforms never see HappyClientLWS or a C target.
+        .target(
+            name: "HappyClientKit",
+            dependencies: [
+                "HappyCore", "HappyClientTransport",
+                .target(name: "HappyClientLWS", condition: .when(platforms: [.linux])),
+            ]
+        ),
 
         // The terminal client: argument parser, commands, output, the `play` screen.
         .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "HappyCurl"]),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the DocC archive of the client library (HappyClientKit and the
-# HappyCore types it re-exports) and fails when a public symbol written in
-# this repository has no documentation comment.
-# Usage: scripts/docs.sh   -> .build/docs/HappyClientKit.doccarchive (and HappyCore's)
+# Builds the DocC archives of the client library (HappyClientKit and the
+# modules it re-exports: HappyClientTransport, HappyClientLWS on Linux,
+# HappyCore) and fails when a public symbol written in this repository has
+# no documentation comment.
+# Usage: scripts/docs.sh   -> .build/docs/HappyClientKit.doccarchive (and the others')
 # Open an archive with `docc preview` or serve it as static files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,12 +11,15 @@ out=.build/docs
 graphs=$out/symbol-graphs
 # Kept between runs: a module is only compiled again, and its graph written, when it changed.
 mkdir -p "$graphs"
-[ -f "$graphs/HappyCore.symbols.json" ] && [ -f "$graphs/HappyClientKit.symbols.json" ] || rm -rf .build/docs-build
+modules="HappyClientKit HappyClientTransport HappyClientLWS HappyCore"
+for module in $modules; do
+  [ -f "$graphs/$module.symbols.json" ] || rm -rf .build/docs-build
+done
 # Its own build directory: the symbol-graph flags would otherwise rebuild the main one.
 swift build --scratch-path .build/docs-build --target HappyClientKit \
   -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
   -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
-for module in HappyClientKit HappyCore; do
+for module in $modules; do
   one=$out/graphs-$module
   rm -rf "$one" "$out/$module.doccarchive" && mkdir -p "$one"
   cp "$graphs/$module.symbols.json" "$one/"
@@ -26,7 +30,7 @@ for module in HappyClientKit HappyCore; do
     --experimental-documentation-coverage --coverage-summary-level brief \
     --output-dir "$out/$module.doccarchive" >/dev/null
 done
-python3 - "$out" <<'PY'
+python3 - "$out" $modules <<'PY'
 import json, sys
 # Members every type gets from the standard library (==, hashValue, rawValue,
 # localizedDescription…) carry the standard library's documentation, not ours.
@@ -34,7 +38,7 @@ inherited = {"!=(_:_:)", "==(_:_:)", "<(_:_:)", ">(_:_:)", "<=(_:_:)", ">=(_:_:)
              "...(_:)", "..<(_:)", "hashValue", "hash(into:)", "init(rawValue:)", "rawValue",
              "localizedDescription", "init(integerLiteral:)", "init(stringLiteral:)", "description"}
 missing = []
-for module in ("HappyClientKit", "HappyCore"):
+for module in sys.argv[2:]:
     entries = json.load(open(f"{sys.argv[1]}/{module}.doccarchive/documentation-coverage.json"))
     total = 0
     for entry in entries:

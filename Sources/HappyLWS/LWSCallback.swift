@@ -71,6 +71,8 @@ public struct LWSCallbackReason: Hashable, Sendable {
     @inlinable public static var clientEstablished: Self { Self(LWS_CALLBACK_CLIENT_ESTABLISHED) }
     @inlinable public static var clientReceive: Self { Self(LWS_CALLBACK_CLIENT_RECEIVE) }
     @inlinable public static var clientWriteable: Self { Self(LWS_CALLBACK_CLIENT_WRITEABLE) }
+    /// A pong arrived (for our ping, or for lws's own keepalive ping).
+    @inlinable public static var clientReceivePong: Self { Self(LWS_CALLBACK_CLIENT_RECEIVE_PONG) }
     /// The connection could not be made; `inputText` says why.
     @inlinable public static var clientConnectionError: Self { Self(LWS_CALLBACK_CLIENT_CONNECTION_ERROR) }
     @inlinable public static var clientClosed: Self { Self(LWS_CALLBACK_CLIENT_CLOSED) }

@@ -13,26 +13,38 @@ enum SessionFixtures {
 
     static func welcome(epoch: String = "e1", seq: UInt64, recovered: Bool = false, happiness: Int = 50,
                         presence: [(String, String)] = [("c1", "me")]) -> WelcomeMessage {
+        let text = welcomeText(epoch: epoch, seq: seq, recovered: recovered, happiness: happiness, presence: presence)
+        guard case .welcome(let welcome)? = ServerMessage.decode(text)?.0 else { fatalError("bad welcome fixture") }
+        return welcome
+    }
+
+    /// A welcome as the server writes it.
+    static func welcomeText(epoch: String = "e1", seq: UInt64, recovered: Bool = false, happiness: Int = 50,
+                            presence: [(String, String)] = [("c1", "me")]) -> String {
         let list = presence.map { #"{"id":"\#($0.0)","name":"\#($0.1)"}"# }.joined(separator: ",")
-        let text = """
+        return """
             {"type":"welcome","protocol":1,"room":"lobby","you":{"id":"c1","name":"me","role":"player"},\
             "epoch":"\(epoch)","seq":\(seq),"state":\(state(happiness: happiness)),\
             "scene":{"width":375,"height":180,"dragonSize":100,"step":10},\
             "presence":[\(list)],"presenceCount":\(presence.count),"serverTime":1764460000123,\
             "recovered":\(recovered),"limits":{"intentsPerSecond":60,"intentBurst":120,"maxMessageBytes":4096}}
             """
-        guard case .welcome(let welcome)? = ServerMessage.decode(text)?.0 else { fatalError("bad welcome fixture") }
-        return welcome
     }
 
     static func event(seq: UInt64, happiness: Int) -> EventMessage {
-        let text = """
-            {"type":"event","seq":\(seq),"room":"lobby","time":1764460000456,"name":"faceView:didChangeHappiness:",\
-            "sender":{"id":"c7","name":"alice"},"changes":[{"path":"face.happiness","from":0,"to":\(happiness)}],\
-            "state":\(state(happiness: happiness))}
-            """
-        guard case .event(let event)? = ServerMessage.decode(text)?.0 else { fatalError("bad event fixture") }
+        guard case .event(let event)? = ServerMessage.decode(eventText(seq: seq, happiness: happiness))?.0 else {
+            fatalError("bad event fixture")
+        }
         return event
+    }
+
+    /// An event as the server writes it: happiness set to `happiness` by alice.
+    static func eventText(seq: UInt64, happiness: Int) -> String {
+        """
+        {"type":"event","seq":\(seq),"room":"lobby","time":1764460000456,"name":"faceView:didChangeHappiness:",\
+        "sender":{"id":"c7","name":"alice"},"changes":[{"path":"face.happiness","from":0,"to":\(happiness)}],\
+        "state":\(state(happiness: happiness))}
+        """
     }
 
     static func tick(from: UInt64, seq: UInt64, x: Double, presence: String? = nil) -> TickMessage {

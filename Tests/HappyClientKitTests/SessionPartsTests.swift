@@ -43,7 +43,8 @@ final class SessionPartsTests: XCTestCase {
         XCTAssertEqual(deleted.removalText, "the room was deleted by an operator")
         XCTAssertEqual(deleted.description, "close 4004 (room deleted by an operator)")
         XCTAssertNil(CloseReason(code: 4000, reason: "").removalText)
-        XCTAssertFalse(CloseReason(code: 4000, reason: "").isFinal)
+        XCTAssertTrue(CloseReason(code: 4000, reason: "").isFinal, "an application code it does not know: no retry")
+        XCTAssertTrue(CloseReason(code: 4999, reason: "").isFinal)
         XCTAssertEqual(SessionError.removed(url: "ws://h:1/ws", kicked).description,
                        "removed from the room by an operator: spam (close 4003)")
     }

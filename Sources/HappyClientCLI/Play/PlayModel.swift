@@ -148,6 +148,7 @@ final class PlayModel: HappySessionDelegate, @unchecked Sendable {
             case .connecting(let attempt): connectionText = attempt == 0 ? "connecting…" : "reconnecting (attempt \(attempt + 1))…"
             case .connected: connectionText = "connected"
             case .waiting(let delay, let reason): connectionText = "retrying in \(Describe.number(delay)) s (\(reason))"
+            case .suspended: connectionText = "suspended"
             case .ended(let error):
                 connectionText = "ended"
                 endedError = error

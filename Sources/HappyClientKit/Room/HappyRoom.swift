@@ -32,31 +32,35 @@ public final class HappyRoom: Sendable {
     ///   - token: an access token when the server asks for one (PROTOCOL.md section 7).
     ///   - observe: watch without being in the room's presence; intents are then refused.
     ///   - reconnects: reconnect and resume when the connection drops (the default).
+    ///   - transport: what carries the connection; nil takes the platform's
+    ///     (`defaultTransport()`: libwebsockets on Linux, URLSession elsewhere).
     ///   - timeout: how long to wait for the welcome, in seconds.
     /// - Throws: `SessionError.invalidURL` for an address that is not one,
     ///   `.cannotConnect`, `.closed` (refused: the room name, token or origin),
     ///   `.timeout`, or `.cancelled` when the task is cancelled meanwhile.
     public static func connect(to url: String, room: String? = nil, name: String? = nil, token: String? = nil,
-                               observe: Bool = false, reconnects: Bool = true,
+                               observe: Bool = false, reconnects: Bool = true, transport: (any HappyTransport)? = nil,
                                timeout: Double = 10) async throws(SessionError) -> HappyRoom {
         let configuration = SessionConfiguration(server: try WebSocketURL(validating: url), room: room, name: name,
                                                  token: token, observe: observe, reconnects: reconnects)
-        let joined = try HappyRoom(configuration: configuration)
+        let carrier: any HappyTransport
+        if let transport { carrier = transport } else { carrier = try defaultTransport() }
+        let joined = HappyRoom(configuration: configuration, transport: carrier)
         try await joined.join(timeout: timeout)
         return joined
     }
 
-    /// A room not joined yet: call `join(timeout:)`. Sequences made before
-    /// joining see everything from the first welcome on.
+    /// A room not joined yet, on the platform's transport: call `join(timeout:)`.
+    /// Sequences made before joining see everything from the first welcome on.
     public convenience init(configuration: SessionConfiguration) throws(SessionError) {
-        self.init(configuration: configuration, loop: try Self.sharedLoop())
+        self.init(configuration: configuration, transport: try Self.defaultTransport())
     }
 
-    /// A room not joined yet, on a client loop of the caller's (one loop
-    /// serves any number of rooms and sessions).
-    public init(configuration: SessionConfiguration, loop: ClientLoop) {
+    /// A room not joined yet, whose connections `transport` makes (one
+    /// transport serves any number of rooms and sessions).
+    public init(configuration: SessionConfiguration, transport: any HappyTransport) {
         self.configuration = configuration
-        session = HappySession(configuration: configuration, loop: loop)
+        session = HappySession(configuration: configuration, transport: transport)
         hub = RoomHub()
         session.delegate = hub
     }
@@ -132,6 +136,28 @@ public final class HappyRoom: Sendable {
         session.sendPointer(position)
     }
 
+    // MARK: the app's say
+
+    /// Disconnects until `resume()`, for an app going to the background:
+    /// `status` yields `.suspended`, the sequences stay open, nothing
+    /// reconnects meanwhile.
+    public func suspend() {
+        session.suspend()
+    }
+
+    /// Connects again after `suspend()` and resumes where the room was left:
+    /// `events` yields what happened meanwhile, each event once.
+    public func resume() {
+        session.resume()
+    }
+
+    /// Drops the connection and connects again at once, without backoff, for
+    /// when the app knows the network changed (`NWPathMonitor` already does
+    /// this where it exists).
+    public func reconnectNow() {
+        session.reconnectNow()
+    }
+
     // MARK: what the room is now
 
     /// Everything the room knows at this moment.
@@ -171,32 +197,16 @@ public final class HappyRoom: Sendable {
 
     // MARK: the seed views
 
-    /// Calls `handler` on the client loop's thread with every update and the scene after it.
+    /// Calls `handler` where the session calls its delegate, with every update and the scene after it.
     func observe(_ handler: @escaping @Sendable (RoomUpdate, Scene) -> Void) -> Int { hub.observe(handler) }
     func stopObserving(_ key: Int) { hub.stopObserving(key) }
 
     // MARK: shared pieces
 
-    /// One client loop (one lws thread) serves every room of the process.
-    private static let shared = Mutex<ClientLoop?>(nil)
-
-    private static func sharedLoop() throws(SessionError) -> ClientLoop {
-        try shared.withLock { loop throws(SessionError) -> ClientLoop in
-            if let loop { return loop }
-            do throws(ClientError) {
-                let made = try ClientLoop(name: "happy-rooms")
-                loop = made
-                return made
-            } catch {
-                throw .cannotConnect(url: "", reason: "the client loop could not start: \(error.message)")
-            }
-        }
-    }
-
     static func seconds(_ value: Double) -> String { HappySession.seconds(value) }
 }
 
-/// One answer handed from the client loop to an awaiting task, once: the
+/// One answer handed from the session to an awaiting task, once: the
 /// first of the answer, a cancellation or the timeout wins.
 final class Answer<Value: Sendable>: Sendable {
     private let state = Mutex<(continuation: CheckedContinuation<Result<Value, SessionError>, Never>?,

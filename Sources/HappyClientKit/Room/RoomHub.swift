@@ -3,7 +3,7 @@ import Synchronization
 /// Hands what a `HappySession` hears to the async sequences of a
 /// `HappyRoom`: each subscriber has a continuation of its own, added when a
 /// sequence is made and removed when its consumer stops (or the task
-/// iterating it is cancelled). Called on the client loop's thread.
+/// iterating it is cancelled). Called where the session calls its delegate.
 final class RoomHub: HappySessionDelegate, Sendable {
     private struct Subscribers {
         var next = 0
@@ -47,7 +47,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
         stream(\.wire, current: nil, buffering: .unbounded)
     }
 
-    /// `handler` hears every update with the scene after it, on the loop's thread (the seed views).
+    /// `handler` hears every update with the scene after it, where the session calls its delegate (the seed views).
     func observe(_ handler: @escaping @Sendable (RoomUpdate, Scene) -> Void) -> Int {
         subscribers.withLock { state in
             state.next += 1
@@ -129,7 +129,7 @@ final class RoomHub: HappySessionDelegate, Sendable {
         for waiter in waiters { waiter.give(outcome) }
     }
 
-    // MARK: HappySessionDelegate (the loop's thread)
+    // MARK: HappySessionDelegate
 
     private func publish(_ update: RoomUpdate, scene: Scene?, presence: RoomPresence? = nil) {
         let (updates, states, people, seeds) = subscribers.withLock {

@@ -5,8 +5,9 @@ import Synchronization
 /// written as in the seeds: its values follow the room, its delegate hears
 /// what anyone in the room did (with `sender` naming who), and its gestures
 /// and buttons send intents. Not a UIKit view: a stand-in with the same
-/// shape. Delegates are called on the client loop's thread, one call at a
-/// time, in the room's order; read the view from anywhere.
+/// shape. Delegates are called where the session calls its own (the task
+/// reading the connection, or the main actor when the configuration asks),
+/// one call at a time, in the room's order; read the view from anywhere.
 public class SharedView: @unchecked Sendable {
     let lock = NSLock()
     let room: HappyRoom
@@ -39,7 +40,7 @@ public final class FaceView: SharedView, @unchecked Sendable {
         set { lock.withLock { storedDataSource = newValue } }
     }
 
-    /// Hears what anyone in the room changed, on the client loop's thread; held weakly.
+    /// Hears what anyone in the room changed, where the session calls its delegate; held weakly.
     public var delegate: FaceViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }
@@ -88,7 +89,7 @@ public final class HeartView: SharedView, @unchecked Sendable {
     private weak var storedDelegate: HeartViewDelegate?
     private var heart = Scene.standard.heart
 
-    /// Hears what anyone in the room changed, on the client loop's thread; held weakly.
+    /// Hears what anyone in the room changed, where the session calls its delegate; held weakly.
     public var delegate: HeartViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }
@@ -120,7 +121,7 @@ public final class DragonView: SharedView, @unchecked Sendable {
     private weak var storedDelegate: DragonViewDelegate?
     private var dragon = Scene.standard.dragon
 
-    /// Hears what anyone in the room pressed, on the client loop's thread; held weakly.
+    /// Hears what anyone in the room pressed, where the session calls its delegate; held weakly.
     public var delegate: DragonViewDelegate? {
         get { lock.withLock { storedDelegate } }
         set { lock.withLock { storedDelegate = newValue } }

@@ -2,7 +2,9 @@ import Foundation
 
 /// Reconnect delays: exponential growth from `initial` up to `maximum`,
 /// each delay shortened by up to `jitter` (a fraction) at random so that
-/// many clients dropped at once do not return at once.
+/// many clients dropped at once do not return at once. The default is full
+/// jitter (a delay anywhere between 0 and the exponential bound), which
+/// spreads a crowd's returns the most.
 public struct Backoff: Equatable, Sendable {
     /// The first retry's delay in seconds, before jitter.
     public var initial: Double
@@ -14,8 +16,8 @@ public struct Backoff: Equatable, Sendable {
     public var jitter: Double
 
     /// Creates a backoff; the defaults start at 0.2 s and double up to 5 s, each delay
-    /// shortened by up to a half at random. `jitter` is clamped to 0...1.
-    public init(initial: Double = 0.2, maximum: Double = 5, multiplier: Double = 2, jitter: Double = 0.5) {
+    /// drawn at random between 0 and that bound (full jitter). `jitter` is clamped to 0...1.
+    public init(initial: Double = 0.2, maximum: Double = 5, multiplier: Double = 2, jitter: Double = 1) {
         self.initial = initial
         self.maximum = maximum
         self.multiplier = multiplier

@@ -30,11 +30,18 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
 
     /// Retrying cannot help, or must not happen by itself: the server refused
     /// what this client is or sent (bad room, name or token, unsupported or
-    /// oversized data), or an operator removed it or deleted its room.
+    /// oversized data), or closed with an application code (4000–4999): an
+    /// operator removed it or deleted its room, or a code this client does not
+    /// know, which it must not second-guess by coming back.
     public var isFinal: Bool {
         guard let code, !isTryAgainLater else { return false }
-        return [1002, 1003, 1007, 1008, 1009, 1010].contains(code) || isOperatorRemoval
+        return [1002, 1003, 1007, 1008, 1009, 1010].contains(code) || (4000...4999).contains(code)
     }
+
+    /// The server restarts or is replaced (1012, PROTOCOL.md section 2): rejoin
+    /// at once, within 250 ms at random, and resume. libwebsockets reports
+    /// 1012 as 1002, so over it this is never true (`isTryAgainLater` is).
+    public var isServiceRestart: Bool { code == 1012 }
 
     /// Closed by an operator: kicked (4003) or the room deleted (4004).
     public var isOperatorRemoval: Bool {

@@ -2,7 +2,7 @@ import Foundation
 import HappyCore
 
 /// Blocking forms of the session's requests, for one-shot commands. Each
-/// waits at most `timeout` seconds; never call them on the loop's thread.
+/// waits at most `timeout` seconds; never call them where the delegate is called.
 extension HappySession {
     /// Starts the session if needed and waits for the welcome.
     @discardableResult
@@ -65,7 +65,7 @@ extension HappySession {
     }
 }
 
-/// One result handed from the loop's thread to a waiting thread.
+/// One result handed from the session to a waiting thread.
 final class ResultBox<Value: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, SessionError>?

@@ -3,43 +3,52 @@ import HappyCore
 
 /// The connection's events: messages update the ledger and answer pending
 /// requests; ends fail them and either reconnect or end the session.
-extension HappySession: WebSocketDelegate {
-    /// The connection opened; the welcome is still to come. Called by the session's own
-    /// connection on the loop's thread; not for calling directly.
-    public func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?) {
+extension HappySession {
+    /// Takes in one event of `connection`, on the task that reads it; events
+    /// of a connection the session no longer uses are dropped.
+    func receive(_ event: WebSocketEvent, on connection: any TransportConnection) {
+        switch event {
+        case .open:
+            connectionOpened(connection)
+        case .text(let text):
+            messageArrived(text, on: connection)
+        case .binary:
+            heard(on: connection)
+        case .closed(let code, let reason):
+            ended(connection, close: CloseReason(code: code, reason: reason), failure: nil)
+        case .failed(let error):
+            ended(connection, close: nil, failure: error)
+        }
+    }
+
+    private func connectionOpened(_ connection: any TransportConnection) {
         lock.lock()
-        if connection === self.connection { opened = true }
+        if connection === self.connection {
+            opened = true
+            startHeartbeat()
+        }
         lock.broadcast()
         lock.unlock()
     }
 
-    /// Takes in a server message: updates the ledger, answers pending requests and tells
-    /// the delegate. Called by the session's own connection; not for calling directly.
-    public func webSocket(_ connection: WebSocketConnection, didReceive bytes: UnsafeRawBufferPointer, binary: Bool) {
-        guard !binary else { return }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let (message, json) = ServerMessage.decode(text) else { return }
+    private func messageArrived(_ text: String, on connection: any TransportConnection) {
+        guard let (message, json) = ServerMessage.decode(text) else { return heard(on: connection) }
         lock.lock()
         guard connection === self.connection else {
             lock.unlock()
             return
         }
+        heartbeat?.heard(at: SystemTime.monotonicSeconds())
         let calls = handle(message, json: json, text: text)
         lock.broadcast()
         lock.unlock()
-        run(calls)
+        deliver(calls)
     }
 
-    /// The connection closed: fails pending requests, then reconnects or ends the
-    /// session. Called by the session's own connection; not for calling directly.
-    public func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String) {
-        ended(connection, close: CloseReason(code: code, reason: reason), failure: nil)
-    }
-
-    /// The connection could not be made: fails pending requests, then reconnects or
-    /// ends the session. Called by the session's own connection; not for calling directly.
-    public func webSocketDidFail(_ connection: WebSocketConnection, error: String) {
-        ended(connection, close: nil, failure: error)
+    private func heard(on connection: any TransportConnection) {
+        lock.lock()
+        if connection === self.connection { heartbeat?.heard(at: SystemTime.monotonicSeconds()) }
+        lock.unlock()
     }
 
     // MARK: messages (under the lock)
@@ -159,71 +168,10 @@ extension HappySession: WebSocketDelegate {
         }
     }
 
-    private func pointerCall(_ update: PointerUpdate, text: String?) -> () -> Void {
+    func pointerCall(_ update: PointerUpdate, text: String?) -> () -> Void {
         { [weak self] in
             guard let self else { return }
             self.delegate?.session(self, didUpdatePointers: update, text: text)
         }
-    }
-
-    // MARK: ends
-
-    private func ended(_ connection: WebSocketConnection, close: CloseReason?, failure: String?) {
-        lock.lock()
-        guard connection === self.connection else {
-            lock.unlock()
-            return
-        }
-        self.connection = nil
-        let url = configuration.displayURL
-        let wasWelcomed = welcomed
-        welcomed = false
-        let reason = failure ?? close?.description ?? "connection closed"
-        let error: SessionError
-        if let close, close.isOperatorRemoval {
-            error = .removed(url: url, close)
-        } else if let close, close.code != nil, !wasWelcomed || close.isFinal {
-            error = .closed(url: url, close)
-        } else if wasWelcomed {
-            error = .connectionLost(url: url, reason: reason)
-        } else if opened {
-            error = .connectionLost(url: url, reason: reason + " (before the welcome)")
-        } else {
-            error = .cannotConnect(url: url, reason: failure ?? reason)
-        }
-        var calls = failPending(error)
-        if let update = pointerBoard.disconnected() { calls.append(pointerCall(update, text: nil)) }
-        if stopping {
-            calls += setState(.ended(.stopped))
-        } else if !configuration.reconnects || !everWelcomed || (close?.isFinal ?? false) {
-            calls += setState(.ended(error))
-        } else {
-            let delay = configuration.backoff.delay(attempt: attempt)
-            attempt += 1
-            calls += setState(.waiting(retryIn: delay, reason: reason))
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.reconnect() }
-        }
-        lock.unlock()
-        run(calls)
-    }
-
-    private func failPending(_ error: SessionError) -> [() -> Void] {
-        let intents = pendingIntents.values
-        let pings = pendingPings.values
-        pendingIntents.removeAll()
-        pendingPings.removeAll()
-        return intents.map { completion in { completion(.failure(error)) } }
-            + pings.map { ping in { ping.completion(.failure(error)) } }
-    }
-
-    private func reconnect() {
-        lock.lock()
-        guard !stopping, connection == nil else {
-            lock.unlock()
-            return
-        }
-        let calls = openConnection()
-        lock.unlock()
-        run(calls)
     }
 }

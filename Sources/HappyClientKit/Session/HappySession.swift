@@ -1,24 +1,28 @@
 import Foundation
 import HappyCore
 
-/// One client of one Happy room over WebSocket: joins, keeps the room's
-/// state, sequence, epoch and presence (`RoomLedger`), sends intents and
-/// pings and matches their answers by id, and — when configured — reconnects
-/// with exponential backoff and jitter and resumes with `since`/`epoch`,
-/// passing every event on exactly once.
+/// One client of one Happy room over any `HappyTransport`: joins, keeps the
+/// room's state, sequence, epoch and presence (`RoomLedger`), sends intents
+/// and pings and matches their answers by id, watches the connection with a
+/// heartbeat, and — when configured — reconnects (full-jitter backoff; at
+/// once after a server restart; never after 4000–4999) and resumes with
+/// `since`/`epoch`, passing every event on exactly once.
 ///
-/// Thread-safe. The delegate is called on the loop's thread; the blocking
-/// helpers (`waitForWelcome`, `perform`, `ping`) must be called from others.
+/// Thread-safe. The delegate is called on the task that reads the
+/// connection, one call at a time (on the main actor when the configuration
+/// asks); the blocking helpers (`waitForWelcome`, `perform`, `ping`) must be
+/// called from other threads.
 public final class HappySession: @unchecked Sendable {
-    /// Receives an intent's outcome or error: on the loop's thread, or at once on the
-    /// caller's when the session is not connected.
+    /// Receives an intent's outcome or error: where the delegate is called, or at once
+    /// on the caller's thread when the session is not connected.
     public typealias IntentCompletion = @Sendable (Result<IntentOutcome, SessionError>) -> Void
     /// Receives a ping's sample or error, called as an `IntentCompletion` is.
     public typealias PingCompletion = @Sendable (Result<PingSample, SessionError>) -> Void
 
     /// Where and as whom the session connects, and how it reconnects.
     public let configuration: SessionConfiguration
-    let loop: ClientLoop
+    /// What carries the session's connections.
+    public let transport: any HappyTransport
 
     /// Hears the room's events; held weakly. Set it before `start`.
     public var delegate: HappySessionDelegate? {
@@ -40,7 +44,13 @@ public final class HappySession: @unchecked Sendable {
     var ledger = RoomLedger()
     var pointerBoard = PointerBoard()
     var pointerThrottle: PointerThrottle
-    var connection: WebSocketConnection?
+    var connection: (any TransportConnection)?
+    /// Counts connections, so that a timer of an older one does nothing.
+    var generation: UInt64 = 0
+    var heartbeat: HeartbeatMonitor?
+    /// Counts planned reconnects, so that one overtaken by events does nothing.
+    var retryToken: UInt64 = 0
+    var suspended = false
     var connectionState: ConnectionState?
     /// Counts state changes, so a late delegate call for an older one is dropped.
     var stateChanges: UInt64 = 0
@@ -60,12 +70,14 @@ public final class HappySession: @unchecked Sendable {
     var limits: WelcomeLimits?
     var clockOffset: Double?
     var bestPingTrip = Double.infinity
+    /// Follows the network path where the platform tells it (Apple's Network framework).
+    var pathWatch: (any NetworkPathWatching)?
 
     /// A session not started yet: set `delegate`, then call `start()`. Its connections
-    /// run on `loop` (one loop serves any number of sessions).
-    public init(configuration: SessionConfiguration, loop: ClientLoop) {
+    /// are made by `transport` (one transport serves any number of sessions).
+    public init(configuration: SessionConfiguration, transport: any HappyTransport) {
         self.configuration = configuration
-        self.loop = loop
+        self.transport = transport
         pointerThrottle = PointerThrottle(interval: configuration.pointerInterval)
     }
 
@@ -77,8 +89,11 @@ public final class HappySession: @unchecked Sendable {
             return
         }
         let notify = openConnection()
+        if configuration.reconnects && configuration.reconnectsWhenNetworkChanges {
+            pathWatch = NetworkPath.watch { [weak self] in self?.reconnectNow(reason: "the network changed") }
+        }
         lock.unlock()
-        run(notify)
+        deliver(notify)
     }
 
     /// Before `start`: asks the first connection to replay the room's events
@@ -94,11 +109,13 @@ public final class HappySession: @unchecked Sendable {
     public func stop(wait: Double = 0.5) {
         lock.lock()
         stopping = true
+        retryToken += 1
+        stopWatchingThePath()
         let current = connection
         var notify: [() -> Void] = []
         if current == nil && !isEnded { notify = setState(.ended(.stopped)) }
         lock.unlock()
-        run(notify)
+        deliver(notify)
         guard let current else { return }
         current.close(code: 1000, reason: "client leaving")
         let deadline = Date(timeIntervalSinceNow: wait)
@@ -225,18 +242,6 @@ public final class HappySession: @unchecked Sendable {
         return false
     }
 
-    /// Opens a connection, resuming where the ledger left off; returns the
-    /// delegate calls to make once unlocked.
-    func openConnection() -> [() -> Void] {
-        let resume = ledger.resumePoint
-        let url = configuration.connectURL(resumingAfter: resume?.since, epoch: resume?.epoch)
-        opened = false
-        welcomed = false
-        let notify = setState(.connecting(attempt: attempt))
-        connection = loop.connect(url, options: configuration.options, delegate: self)
-        return notify
-    }
-
     /// Records a new state; returns the delegate call to make once unlocked.
     /// A call that runs after a newer state was recorded (another thread
     /// moved on meanwhile) is dropped, so the delegate never sees an older
@@ -256,9 +261,5 @@ public final class HappySession: @unchecked Sendable {
             guard current else { return }
             delegate.session(self, didChange: state)
         }]
-    }
-
-    func run(_ calls: [() -> Void]) {
-        for call in calls { call() }
     }
 }

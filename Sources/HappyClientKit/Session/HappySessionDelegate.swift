@@ -1,8 +1,9 @@
 import HappyCore
 
-/// Hears what happens in a `HappySession`'s room, on the session's loop
-/// thread. Every method has an empty default. The session holds its
-/// delegate weakly.
+/// Hears what happens in a `HappySession`'s room, one call at a time in the
+/// room's order, on the task that reads the connection (on the main actor
+/// when `SessionConfiguration.deliversOnMainActor`). Every method has an
+/// empty default. The session holds its delegate weakly.
 public protocol HappySessionDelegate: AnyObject {
     /// A welcome arrived: on the first connection and after each reconnect.
     func session(_ session: HappySession, didJoin welcome: WelcomeMessage, outcome: ResumeOutcome)

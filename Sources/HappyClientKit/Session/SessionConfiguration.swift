@@ -21,12 +21,29 @@ public struct SessionConfiguration: Sendable {
     /// seconds: the server's default batch interval, and within its default
     /// limit of 30 a second.
     public var pointerInterval: Double
+    /// Pings a quiet connection and drops it when nothing answers, so that the
+    /// status is never stale; nil leaves it to the transport.
+    public var heartbeat: Heartbeat?
+    /// Calls the delegate (and so the room's sequences and seed views) and the
+    /// completion handlers on the main actor, through the main queue, for UI
+    /// code. It needs a running main run loop (an app's); never wait for the
+    /// session on the main thread then. By default they are called on the task
+    /// that reads the connection.
+    public var deliversOnMainActor: Bool
+    /// Where the Network framework exists (Apple platforms): reconnect at once
+    /// when the network path changes (Wi-Fi to cellular, back online), when
+    /// `reconnects` is true.
+    public var reconnectsWhenNetworkChanges: Bool
 
     /// Creates a configuration. Unlike `HappyRoom.connect`, it does not reconnect
-    /// unless `reconnects` is true; pointers are paced to one every 0.05 s by default.
+    /// unless `reconnects` is true; pointers are paced to one every 0.05 s by
+    /// default, a quiet connection is pinged after 15 s, and calls come on the
+    /// task that reads the connection.
     public init(server: WebSocketURL, room: String? = nil, name: String? = nil, token: String? = nil,
                 observe: Bool = false, reconnects: Bool = false, backoff: Backoff = Backoff(),
-                options: WebSocketOptions = WebSocketOptions(), pointerInterval: Double = 0.05) {
+                options: WebSocketOptions = WebSocketOptions(), pointerInterval: Double = 0.05,
+                heartbeat: Heartbeat? = Heartbeat(), deliversOnMainActor: Bool = false,
+                reconnectsWhenNetworkChanges: Bool = true) {
         self.server = server
         self.room = room
         self.name = name
@@ -36,6 +53,9 @@ public struct SessionConfiguration: Sendable {
         self.backoff = backoff
         self.options = options
         self.pointerInterval = pointerInterval
+        self.heartbeat = heartbeat
+        self.deliversOnMainActor = deliversOnMainActor
+        self.reconnectsWhenNetworkChanges = reconnectsWhenNetworkChanges
     }
 
     /// The server URL with `/ws` when it names no path.

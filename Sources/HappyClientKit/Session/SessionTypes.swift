@@ -9,18 +9,22 @@ public enum ConnectionState: Equatable, Sendable {
     case connected
     /// The connection dropped; the next attempt starts in `retryIn` seconds.
     case waiting(retryIn: Double, reason: String)
+    /// Disconnected on purpose (`suspend()`: the app went to the background);
+    /// `resume()` connects again and resumes where the room was left.
+    case suspended
     /// The session is over: stopped, refused, or dropped without reconnecting.
     case ended(SessionError)
 }
 
 extension ConnectionState: CustomStringConvertible {
-    /// `connecting`, `connected`, `reconnecting in 1.5 s (connection lost)`, `ended: …`.
+    /// `connecting`, `connected`, `reconnecting in 1.5 s (connection lost)`, `suspended`, `ended: …`.
     public var description: String {
         switch self {
         case .connecting(let attempt): return attempt == 0 ? "connecting" : "connecting (attempt \(attempt + 1))"
         case .connected: return "connected"
         case .waiting(let seconds, let reason):
             return "reconnecting in \(HappySession.seconds((seconds * 10).rounded() / 10)) (\(reason))"
+        case .suspended: return "suspended"
         case .ended(let error): return "ended: \(error)"
         }
     }

@@ -1,20 +1,7 @@
 import Foundation
+import HappyClientTransport
 internal import HappyLWS
 import Synchronization
-
-/// Something that happened on a WebSocket connection.
-public enum WebSocketEvent: Sendable, Equatable {
-    /// The handshake succeeded; `subprotocol` is the one the server selected (nil: none).
-    case open(subprotocol: String?)
-    /// A whole text message (fragments already joined).
-    case text(String)
-    /// A whole binary message (fragments already joined).
-    case binary([UInt8])
-    /// The connection ended; `code` is nil when no close frame arrived.
-    case closed(code: UInt16?, reason: String)
-    /// The connection could not be made.
-    case failed(String)
-}
 
 /// Receives a connection's events on its loop's thread.
 public protocol WebSocketDelegate: AnyObject {
@@ -27,36 +14,6 @@ public protocol WebSocketDelegate: AnyObject {
     func webSocketDidClose(_ connection: WebSocketConnection, code: UInt16?, reason: String)
     /// The connection could not be made; `error` says why. The last call for this connection.
     func webSocketDidFail(_ connection: WebSocketConnection, error: String)
-}
-
-/// How to open a connection.
-public struct WebSocketOptions: Sendable {
-    /// Subprotocol to offer (`happy.v1`), or nil to offer none.
-    public var subprotocol: String?
-    /// The `Origin` header, as a browser page would send it; nil sends none.
-    public var origin: String?
-    /// Extra headers for the handshake request, in this order.
-    public var headers: [(name: String, value: String)]
-    /// Accept self-signed certificates (tests, local TLS).
-    public var allowInsecureTLS: Bool
-    /// Ping the server after this many idle seconds and drop the connection
-    /// if it stays silent as long again; nil sends no pings (benchmarks).
-    public var keepaliveSeconds: UInt16?
-    /// Offer permessage-deflate; the server decides whether to use it.
-    public var offersCompression: Bool
-
-    /// Creates options; the defaults offer `happy.v1`, send no `Origin` or extra header,
-    /// check TLS certificates, ping after 20 idle seconds and offer no compression.
-    public init(subprotocol: String? = "happy.v1", origin: String? = nil,
-                headers: [(name: String, value: String)] = [], allowInsecureTLS: Bool = false,
-                keepaliveSeconds: UInt16? = 20, offersCompression: Bool = false) {
-        self.subprotocol = subprotocol
-        self.origin = origin
-        self.headers = headers
-        self.allowInsecureTLS = allowInsecureTLS
-        self.keepaliveSeconds = keepaliveSeconds
-        self.offersCompression = offersCompression
-    }
 }
 
 /// One client WebSocket connection on a `ClientLoop`. `send`, `close`,
@@ -90,6 +47,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     let cStrings = CStringArena()
 
     private let outgoing = Mutex<[Outgoing]>([])
+    /// Called at the next pong; dropped unanswered when the connection ends.
+    private let pongWaiters = Mutex<[@Sendable () -> Void]>([])
     private let events = EventQueue<WebSocketEvent>()
     private let usesQueue: Bool
 
@@ -133,6 +92,13 @@ public final class WebSocketConnection: @unchecked Sendable {
         enqueue(.close(code: code, reason: reason))
     }
 
+    /// Sends a WebSocket ping after what is queued; `onPong` is called on the
+    /// loop's thread when the next pong arrives (never, if none does).
+    public func ping(onPong: @escaping @Sendable () -> Void) {
+        pongWaiters.withLock { $0.append(onPong) }
+        enqueue(.message(Array("happy".utf8), mode: .ping, endsMessage: true))
+    }
+
     /// Drops the TCP connection without a close frame.
     public func abort() {
         loop.post(.abort(self))
@@ -170,6 +136,17 @@ public final class WebSocketConnection: @unchecked Sendable {
         if let delegate { delegate.webSocket(self, didReceive: bytes, binary: binary) }
         if usesQueue {
             events.push(binary ? .binary(Array(bytes)) : .text(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
+    func didReceivePong() {
+        for onPong in takePongWaiters() { onPong() }
+    }
+
+    func takePongWaiters() -> [@Sendable () -> Void] {
+        pongWaiters.withLock { waiting in
+            defer { waiting.removeAll() }
+            return waiting
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HappyClientTransport
 internal import HappyLWS
 import Synchronization
 
@@ -156,6 +157,7 @@ public final class ClientLoop: @unchecked Sendable {
         guard !connection.finished else { return }
         connection.finished = true
         connection.lwsConnection = nil
+        _ = connection.takePongWaiters()
         if let failure { connection.didFail(failure) } else { connection.didClose() }
         if let lws {
             lws.detach(as: WebSocketConnection.self)
@@ -210,6 +212,8 @@ public final class ClientLoop: @unchecked Sendable {
             }
         case .clientWriteable:
             return writeable(connection, lws)
+        case .clientReceivePong:
+            connection.didReceivePong()
         case .peerInitiatedClose:
             if let close = PeerClose(payload: callback.inputBytes) {
                 connection.peerCloseCode = close.code

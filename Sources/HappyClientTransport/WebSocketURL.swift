@@ -1,6 +1,4 @@
-import Foundation
-
-/// A `ws://` or `wss://` URL taken apart for lws.
+/// A `ws://` or `wss://` URL taken apart: scheme, host, port, path and query.
 public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
     /// True for `wss://` (TLS), false for `ws://`.
     public var secure: Bool
@@ -45,18 +43,6 @@ public struct WebSocketURL: Equatable, Sendable, CustomStringConvertible {
         }
         guard !host.isEmpty else { return nil }
         self.init(secure: secure, host: String(host), port: port, path: path)
-    }
-
-    /// Parses `text` as `init?(_:)` does, or says why it is not a server address.
-    public init(validating text: String) throws(SessionError) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard let url = WebSocketURL(trimmed) else {
-            let lower = trimmed.lowercased()
-            let reason = ["ws://", "wss://", "http://", "https://"].contains(where: lower.hasPrefix)
-                ? "no host, or a port outside 1-65535" : "it must start with ws://, wss://, http:// or https://"
-            throw .invalidURL(text, reason: reason)
-        }
-        self = url
     }
 
     /// `ws://host:port/path`, the port always included (an IPv6 address in brackets).
