@@ -57,8 +57,9 @@ final class SecurityRequestTests: XCTestCase {
         XCTAssertNotNil(overHTTP.headers["retry-after"].flatMap(Int.init))
         XCTAssertEqual(try HTTP.post("\(server.httpBase)/api/intent?room=mine2", body: #"{"action":"dragon.forward"}"#).status,
                        200, "rooms that exist take no allowance")
-        let (observer, _) = try TestClient.join(server, room: "mine6", name: "o", extra: [("observe", "1")])
-        defer { withExtendedLifetime(observer) {} }
+        let (observer, watched) = try TestClient.join(server, room: "mine6", name: "o", extra: [("observe", "1")])
+        XCTAssertEqual(watched["seq"]?.intValue, 0, "watching a new room makes none, so it takes no allowance")
+        withExtendedLifetime(observer) {}
     }
 
     func testATokensNameIsTheSenderWhateverTheHeaderSays() throws {
