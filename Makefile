@@ -5,7 +5,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all build release run client docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client docs test conformance security-check fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -28,6 +28,8 @@ help:
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make docs   the client library's DocC archives in .build/docs; fails on a public symbol without a comment"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
+	@echo "make security-check  the security review's ten attacks against a release server: each refused or bounded,"
+	@echo "            a normal intent acked within 50 ms after each, memory back within 20 % (about 2 min)"
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side;"
 	@echo "            ends with one table of the tracked figures, each with its ratio to the C peer and its target"
@@ -81,6 +83,9 @@ test: bootstrap-test
 	scripts/fuzz.sh $(FUZZ_RUNS)
 	HAPPYSERVER=$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver scripts/autobahn.sh quick
 	@awk '{ passed += $$2; failed += $$3 } END { printf "XCTest: %d passed, %d failed\n", passed, failed }' .build/test-counts
+
+security-check: release
+	scripts/security-check.py --server .build/release/happyserver
 
 conformance: bootstrap-test
 	swift build --product happyserver $(SWIFT_BUILD_FLAGS)
