@@ -186,6 +186,55 @@ static inline void happy_ev_timer_cancel(void *loop, happy_ev_timer *entry) {
     ev_timer_stop((struct ev_loop *)loop, &entry->timer);
 }
 
+/* The server's own listening socket, watched on the epoll loop: the server
+ * accepts and hands each connection to lws (lws_adopt), so that the socket
+ * can outlive the process's lws context and pass to a new process. */
+typedef void (*happy_listener_action)(void *owner);
+
+typedef struct happy_listener {
+    ev_io io;
+    void *owner;
+    happy_listener_action action;
+} happy_listener;
+
+static inline void happy_listener_ready(struct ev_loop *loop, ev_io *io, int revents) {
+    (void)loop;
+    (void)revents;
+    happy_listener *listener = (happy_listener *)io;
+    listener->action(listener->owner);
+}
+
+static inline void happy_listener_start(void *loop, happy_listener *listener, int fd, void *owner,
+                                        happy_listener_action action) {
+    listener->owner = owner;
+    listener->action = action;
+    ev_io_init(&listener->io, happy_listener_ready, fd, EV_READ);
+    ev_io_start((struct ev_loop *)loop, &listener->io);
+}
+
+static inline void happy_listener_stop(void *loop, happy_listener *listener) {
+    ev_io_stop((struct ev_loop *)loop, &listener->io);
+}
+
+/* accept4 is a GNU extension the headers show only under _GNU_SOURCE. */
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+/* Accepts one waiting connection, non-blocking and closed on exec; -1 when none waits. */
+static inline int happy_accept(int fd, struct sockaddr_storage *address) {
+    socklen_t length = sizeof *address;
+    return accept4(fd, (struct sockaddr *)address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/* Hands an accepted socket to lws as a new HTTP connection (TLS when the vhost has it). */
+static inline int happy_adopt(struct lws_vhost *vhost, int fd, int tls) {
+    lws_sock_file_fd_type descriptor;
+    descriptor.sockfd = fd;
+    int type = LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP | (tls ? LWS_ADOPT_ALLOW_SSL : 0);
+    return lws_adopt_descriptor_vhost(vhost, (lws_adoption_type)type, descriptor, NULL, NULL) != NULL;
+}
+
+static const int happy_port_no_listen_server = CONTEXT_PORT_NO_LISTEN_SERVER;
+
 static const int happy_kill_async = LWS_TO_KILL_ASYNC;
 static const lws_usec_t happy_us_per_sec = LWS_US_PER_SEC;
 

@@ -145,7 +145,7 @@ public struct LWSCallback {
         return true
     }
 
-    private static func addressText(_ storage: sockaddr_storage) -> String {
+    static func addressText(_ storage: sockaddr_storage) -> String {
         var copy = storage
         var buffer = [CChar](repeating: 0, count: 64)
         withUnsafeBytes(of: &copy) { raw in

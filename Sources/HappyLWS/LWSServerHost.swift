@@ -5,6 +5,7 @@
 /// mounts, extension list, retry policy, strings) until it is deinitialized,
 /// after the context is gone.
 internal import CWebSockets
+import Glibc
 
 /// A protocol a vhost speaks: a WebSocket subprotocol, or the name callback
 /// mounts route their HTTP requests to.
@@ -64,6 +65,9 @@ public struct LWSServerDescription: Sendable {
     public var logLevel: LWSLogLevel
     /// Runs lws on an epoll (libev) loop instead of its poll() loop.
     public var usesEpoll: Bool
+    /// A listening socket the caller owns: the host accepts from it (see
+    /// `startAccepting`) and lws listens on nothing. Needs the epoll loop.
+    public var listenSocket: LWSListenSocket?
 
     /// The defaults are the Happy server's settings.
     public init(host: String, port: Int, vhostName: String = "default", protocols: [LWSProtocol],
@@ -116,6 +120,19 @@ public final class LWSServerHost {
     private let route: LWSCallbackRoute
     private let storage: LWSContextStorage
     private var destroyed = false
+    private let vhost: OpaquePointer
+    private let listenSocket: LWSListenSocket?
+    private let servesTLS: Bool
+    /// Decides, from the peer's address, whether an accepted socket is served (`startAccepting`).
+    private var acceptFilter: ((_ address: String, _ descriptor: Int32) -> Bool)?
+    private let listener: UnsafeMutablePointer<happy_listener> = {
+        let listener = UnsafeMutablePointer<happy_listener>.allocate(capacity: 1)
+        listener.initialize(to: happy_listener())
+        return listener
+    }()
+    /// Connections taken from the backlog at most per wake-up, so that a
+    /// crowd arriving at once does not hold the loop from the others.
+    static let acceptsPerTurn = 256
 
     /// Creates the context and starts listening; callbacks go to `handler`,
     /// which must outlive the context (call `destroy()` while it lives).
@@ -165,7 +182,7 @@ public final class LWSServerHost {
         }
 
         var vhostInfo = lws_context_creation_info()
-        vhostInfo.port = Int32(description.port)
+        vhostInfo.port = description.listenSocket == nil ? Int32(description.port) : Int32(happy_port_no_listen_server)
         vhostInfo.iface = storage.strings.constant(description.host)
         vhostInfo.vhost_name = storage.strings.constant(description.vhostName)
         vhostInfo.options = description.validatesUTF8 ? UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) : 0
@@ -192,7 +209,41 @@ public final class LWSServerHost {
             throw .cannotListen
         }
         context = LWSContextHandle(pointer)
-        boundPort = Int(lws_get_vhost_listen_port(vhost))
+        self.vhost = vhost
+        listenSocket = description.listenSocket
+        servesTLS = description.tls != nil
+        boundPort = description.listenSocket?.port ?? Int(lws_get_vhost_listen_port(vhost))
+    }
+
+    /// Accepts connections from the listening socket on every wake-up it
+    /// has some, each one the filter lets through handed to lws (the others
+    /// closed at once, before a byte is read).
+    public func startAccepting(filter: @escaping (_ address: String, _ descriptor: Int32) -> Bool) {
+        guard let listenSocket, let (loop, _) = route.loopNudge, acceptFilter == nil else { return }
+        acceptFilter = filter
+        happy_listener_start(loop, listener, listenSocket.descriptor, Unmanaged.passUnretained(self).toOpaque(),
+                             lwsListenerReady)
+    }
+
+    /// Stops taking connections; they wait in the socket's backlog for
+    /// whoever accepts next (the process taking over).
+    public func stopAccepting() {
+        guard acceptFilter != nil, let (loop, _) = route.loopNudge else { return }
+        happy_listener_stop(loop, listener)
+        acceptFilter = nil
+    }
+
+    /// The listener's wake-up: what waits in the backlog, up to `acceptsPerTurn`.
+    fileprivate func acceptWaiting() {
+        guard let listenSocket, let filter = acceptFilter else { return }
+        for _ in 0..<Self.acceptsPerTurn {
+            guard let (fd, address) = listenSocket.accept() else { return }
+            guard filter(address, fd), happy_adopt(vhost, fd, servesTLS ? 1 : 0) != 0 else {
+                // lws closes a socket it failed to adopt; a refused one is ours to close.
+                if acceptFilter != nil { Glibc.close(fd) }
+                continue
+            }
+        }
     }
 
     deinit {
@@ -224,9 +275,17 @@ public final class LWSServerHost {
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
+        stopAccepting()
         lws_context_destroy(context.pointer)
         route.destroyEventLoop()
+        listener.deallocate()
     }
+}
+
+/// The listening socket has connections waiting.
+private func lwsListenerReady(_ owner: UnsafeMutableRawPointer?) {
+    guard let owner else { return }
+    Unmanaged<LWSServerHost>.fromOpaque(owner).takeUnretainedValue().acceptWaiting()
 }
 
 extension LWSCallbackRoute {

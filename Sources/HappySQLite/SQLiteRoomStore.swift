@@ -295,10 +295,21 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func close() {
+        close(checkpointing: true)
+    }
+
+    /// Closes without the final checkpoint: the write-ahead log is whole and
+    /// synced, and the process taking over reads it on opening, in far less
+    /// time than copying it into the database would take here.
+    public func release() {
+        close(checkpointing: false)
+    }
+
+    private func close(checkpointing: Bool) {
         guard !closed else { return }
         closed = true
         historyReader.close()
-        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if checkpointing { try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         for statement in [selectRoom, selectEvents, selectPast, updateRoom, replaceRoom, insertEvent, reuseEvent,
                           deleteEvents, deleteRoom, insertDelivery, deleteOldEvents] {
             statement.finalize()

@@ -22,6 +22,14 @@ final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     private let countWaiting: SQLiteStatement
     private let deleteOldest: SQLiteStatement
 
+    /// Closes its connection (the server hands the store to another process); calls after it fail.
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        for statement in [selectWaiting, deleteThrough, countWaiting, deleteOldest] { statement.finalize() }
+        database.close()
+    }
+
     init(path: String, fileSystem: String) throws(SQLiteError) {
         self.path = path
         database = try SQLiteDatabase(path: path, vfs: fileSystem)

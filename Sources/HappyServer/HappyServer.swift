@@ -16,7 +16,10 @@ public struct ServerError: Error, CustomStringConvertible {
 /// them. Only `requestShutdown()` may be called from another thread.
 /// docs/architecture.md maps the components.
 public final class HappyServer: @unchecked Sendable {
-    public let config: HappyConfig
+    /// The configuration in force (a reload replaces what can change while running).
+    public internal(set) var config: HappyConfig
+    /// Reads the configuration file again for a reload (SIGHUP); nil: there is none.
+    let readConfiguration: (@Sendable () -> Result<HappyConfig, ConfigError>)?
     let logger: Logger
     let metrics = Metrics()
     let refusals: RefusalLog
@@ -25,7 +28,15 @@ public final class HappyServer: @unchecked Sendable {
     let lifecycle = ServerLifecycle()
     private let webRoot: String
     private let timers: any ServerTimerSource
-    private let signals = ShutdownSignals()
+    private let signals = ProcessSignals()
+    /// What an upgrade starts again (nil: upgrades are not offered, as in tests).
+    let image: ProcessImage?
+    /// An upgrade under way: the new process and how far it got.
+    var upgrade: (handover: ProcessHandover, phase: UpgradePhase, deadline: Double)?
+    /// The listening socket, owned here so that an upgrade can pass it on.
+    private var listenSocket: LWSListenSocket?
+    /// Clients are closed with this when the server stops (1012 when another takes over).
+    var closing = (code: WebSocketCloseCode.goingAway, reason: "server shutting down")
 
     // The components, in the order they are built.
     let store: any StoreAccess
@@ -66,27 +77,36 @@ public final class HappyServer: @unchecked Sendable {
     private var stopped = false
 
     public var boundPort: Int { host?.boundPort ?? 0 }
+    /// The listening socket's descriptor, once started.
+    var listenDescriptor: Int32? { listenSocket?.descriptor }
+    /// 0 after a clean stop or handover; 1 when an upgrade failed after the store was released.
+    public internal(set) var exitStatus: Int32 = 0
 
     /// Everything the server depends on comes in here: the store, the
     /// cluster bus (cluster mode), the token verifier (`auth.secret`) and the
     /// operator key (without `auth.secret`: PROTOCOL.md section 13).
     /// Throws when `webRoot` or the scene art in it cannot be read.
     /// `webhookPoster` sends the webhooks' batches (PROTOCOL.md section 13).
+    /// `image`: the binary and arguments an upgrade (SIGUSR2) starts again.
     public convenience init(config: HappyConfig, store: any RoomStore, logger: Logger,
                             tokenVerifier: TokenVerifier? = nil, operatorKey: OperatorKey? = nil,
                             clusterBus: (any ClusterBus)? = nil,
-                            webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
+                            webhookPoster: (any WebhookPoster)? = nil, image: ProcessImage? = nil,
+                            readConfiguration: (@Sendable () -> Result<HappyConfig, ConfigError>)? = nil) throws(ServerError) {
         try self.init(config: config, store: store, logger: logger, tokenVerifier: tokenVerifier, operatorKey: operatorKey,
                       clusterBus: clusterBus, time: SystemTimeSource.shared, timers: LWSServerTimers(),
-                      webhookPoster: webhookPoster)
+                      webhookPoster: webhookPoster, image: image, readConfiguration: readConfiguration)
     }
 
     /// `storeAccess` stands in for the store worker (tests run store calls step by step).
     init(config: HappyConfig, store: any RoomStore, logger: Logger, tokenVerifier: TokenVerifier?,
          operatorKey: OperatorKey? = nil, clusterBus: (any ClusterBus)?, time: any TimeSource,
          timers: any ServerTimerSource, storeAccess: (any StoreAccess)? = nil,
-         webhookPoster: (any WebhookPoster)? = nil) throws(ServerError) {
+         webhookPoster: (any WebhookPoster)? = nil, image: ProcessImage? = nil,
+         readConfiguration: (@Sendable () -> Result<HappyConfig, ConfigError>)? = nil) throws(ServerError) {
         self.config = config
+        self.image = image
+        self.readConfiguration = readConfiguration
         self.logger = logger
         self.timers = timers
         clock = ServiceClock(source: time)
@@ -176,6 +196,13 @@ public final class HappyServer: @unchecked Sendable {
         timers.schedule(.sweep, afterSeconds: 1)
     }
 
+    /// Throws what would keep a server on `config` from starting (webRoot, the
+    /// art), short of the store: a process taking over checks it before the
+    /// running one lets go.
+    public static func checkStartable(_ config: HappyConfig) throws(ServerError) {
+        _ = try FrameService.loadArt(webRoot: checkedWebRoot(config.webRoot))
+    }
+
     /// The absolute path of `webRoot`, which must be a directory.
     private static func checkedWebRoot(_ configured: String) throws(ServerError) -> String {
         let webRoot = URL(fileURLWithPath: configured).standardizedFileURL.path
@@ -188,24 +215,35 @@ public final class HappyServer: @unchecked Sendable {
 
     // MARK: start
 
-    /// Creates the lws context and starts listening.
-    public func start() throws(ServerError) {
+    /// Creates the lws context and starts listening: on `inheritedListener`
+    /// (the socket of the process this one takes over from), else on `host:port`.
+    public func start(inheritedListener: Int32? = nil) throws(ServerError) {
         LWSProcess.ignoreBrokenPipeSignal()
         LWSProcess.mapLargeAllocations()
         let fdLimit = LWSProcess.raiseDescriptorLimit()
-        let host: LWSServerHost
-        do {
-            host = try LWSServerHost(LWSServerDescription(config: config, webRoot: webRoot,
-                                                          mountPoints: http.router.mountPoints,
-                                                          debugLogging: logger.isEnabled(.debug)),
-                                     handler: dispatch)
-        } catch .contextNotCreated {
-            throw ServerError("could not create the libwebsockets context")
+        let listenSocket: LWSListenSocket
+        do throws(LWSListenError) {
+            if let inheritedListener {
+                listenSocket = try LWSListenSocket.inherited(descriptor: inheritedListener)
+            } else {
+                listenSocket = try LWSListenSocket.open(host: config.host, port: config.port)
+            }
         } catch {
-            throw ServerError("could not listen on \(config.host):\(config.port) "
+            throw ServerError("could not listen on \(config.host):\(config.port): \(error.description) "
                 + "(is the port in use or the address not local? change \"port\"/\"host\" or use --port)")
         }
+        var description = LWSServerDescription(config: config, webRoot: webRoot, mountPoints: http.router.mountPoints,
+                                               crossOrigin: http.crossOrigin, debugLogging: logger.isEnabled(.debug))
+        description.listenSocket = listenSocket
+        let host: LWSServerHost
+        do {
+            host = try LWSServerHost(description, handler: dispatch)
+        } catch {
+            throw ServerError("could not create the libwebsockets context")
+        }
         self.host = host
+        self.listenSocket = listenSocket
+        startAccepting()
         inbox.attach(host.context)
         timers.attach(host.context)
         cluster.start()
@@ -215,6 +253,16 @@ public final class HappyServer: @unchecked Sendable {
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
                                        "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(fdLimit)"])
         for warning in ExposureWarnings.check(config) { logger.warn(warning) }
+    }
+
+    /// Takes connections from the listening socket (the per-address cap decides at accept).
+    func startAccepting() {
+        host?.startAccepting { [addressLimits] address, fd in addressLimits.accept(address: address, fd: fd) }
+    }
+
+    /// Leaves new connections in the socket's backlog, for the process taking over.
+    func stopAccepting() {
+        host?.stopAccepting()
     }
 
     /// One sender thread per webhook, reading the store's outbox.
@@ -243,7 +291,7 @@ public final class HappyServer: @unchecked Sendable {
 
     /// Asks the server to stop; safe from any thread.
     public func requestShutdown() {
-        inbox.post(.shutdownRequested(signal: 0))
+        inbox.post(.signal(.shutdown(0)))
     }
 
     /// Work due at the end of every loop turn: what other threads handed
@@ -255,6 +303,7 @@ public final class HappyServer: @unchecked Sendable {
         runDueTimers()
         webhooks.flush()
         coordinator.flush()
+        if upgrade != nil { continueUpgrade() }
         // A stream opened or a room emptied while the sweep was set far off.
         if sweepIsFarOff && sweepNeededEverySecond { scheduleSweep() }
         if lifecycle.isShuttingDown { continueShutdown() }
@@ -265,7 +314,10 @@ public final class HappyServer: @unchecked Sendable {
         for message in inbox.drain() {
             switch message {
             case .task(let task): task.run()
-            case .shutdownRequested(let signal): beginShutdown(signal: signal)
+            case .signal(.shutdown(let signal)): beginShutdown(signal: signal)
+            case .signal(.reload): reload()
+            case .signal(.upgrade): beginUpgrade()
+            case .handover(let message): handover(message)
             }
         }
     }
@@ -316,8 +368,13 @@ public final class HappyServer: @unchecked Sendable {
     /// Stops taking intents; once the last group commit is out, every client
     /// gets what was recorded and then close 1001.
     func beginShutdown(signal: Int32) {
+        if upgrade?.phase == .starting {
+            upgrade?.handover.abandon()
+            upgrade = nil
+        }
         guard !lifecycle.isShuttingDown else { return }
         lifecycle.beginShutdown()
+        SystemdNotify.send("STOPPING=1")
         shutdownDeadline = clock.fresh() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",
                                            "connections": "\(registry.connections.count)",
@@ -327,16 +384,30 @@ public final class HappyServer: @unchecked Sendable {
     /// Runs after every loop turn while shutting down (the sweep timer
     /// guarantees a turn at least every second).
     private func continueShutdown() {
-        if !closingClients && coordinator.isIdle {
-            closingClients = true
-            // Time to deliver what is recorded, then for the close handshakes.
-            shutdownDeadline = max(shutdownDeadline, clock.fresh() + 1 + Double(Broadcaster.closeAckSeconds))
-            registry.closeAll(reason: "server shutting down")
-            streams.endStreams()
-        }
+        // In an upgrade the clients stay until the new process serves.
+        if holdsClientsForUpgrade { return }
+        if !closingClients && coordinator.isIdle { closeClients() }
         if (closingClients && registry.connections.isEmpty && streams.open.isEmpty) || clock.fresh() > shutdownDeadline {
             stopped = true
         }
+    }
+
+    /// Every client gets what was recorded, then `closing`'s close frame.
+    func closeClients() {
+        guard !closingClients else { return }
+        closingClients = true
+        // Time to deliver what is recorded, then for the close handshakes.
+        shutdownDeadline = max(shutdownDeadline, clock.fresh() + 1 + Double(Broadcaster.closeAckSeconds))
+        registry.closeAll(code: closing.code, reason: closing.reason)
+        streams.endStreams()
+    }
+
+    /// Lets go of the store for the process taking over: nothing of this one
+    /// holds the database (or its lock) any more.
+    func releaseStore() {
+        senders.stop()
+        webhookOutbox?.close()
+        coordinator.release()
     }
 
     private func teardown() {

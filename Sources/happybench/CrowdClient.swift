@@ -65,7 +65,7 @@ final class CrowdTally: @unchecked Sendable {
 /// directly so that a message reaches its counters without a lookup.
 /// Readers only count and check seqs; writers also match acks to the tick
 /// that carried them.
-final class CrowdClient: @unchecked Sendable {
+final class CrowdClient: SocketClient, @unchecked Sendable {
     let index: Int
     let isWriter: Bool
     let isObserver: Bool
@@ -145,7 +145,7 @@ final class CrowdClient: @unchecked Sendable {
     }
 
     /// The connection ended (or never opened), for `why`.
-    func ended(_ why: String) {
+    func ended(_ why: String, closeCode: Int? = nil) {
         guard !driver.isClosing else { return }
         if welcomed {
             tally.counts.dropped += 1

@@ -69,6 +69,11 @@ final class CrowdSocketLoop: CrowdLoop, @unchecked Sendable {
     // MARK: any thread
 
     func open(_ client: CrowdClient, port: Int, path: String) -> CrowdLink {
+        open(client as any SocketClient, port: port, path: path)
+    }
+
+    /// Connects any client of this loop's sockets to `path` on the server.
+    func open(_ client: any SocketClient, port: Int, path: String) -> CrowdSocket {
         let socket = CrowdSocket(loop: self, client: client, port: port, path: path)
         post(.open(socket))
         return socket
@@ -294,6 +299,7 @@ final class CrowdSocketLoop: CrowdLoop, @unchecked Sendable {
         case 8:
             let code = payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
             let reason = payload.count > 2 ? String(decoding: payload.dropFirst(2), as: UTF8.self) : ""
+            socket.closeCode = code
             finish(socket, why: "closed \(code.map(String.init) ?? "without a code") \(reason)")
         case 9:
             socket.unsent.append(contentsOf: CrowdSocket.frame(opcode: 0x8a, payload: payload))
@@ -330,12 +336,12 @@ final class CrowdSocketLoop: CrowdLoop, @unchecked Sendable {
         }
         socket.carried = []
         socket.unsent = []
-        socket.client.ended(why ?? "closed by the load generator")
+        socket.client.ended(why ?? "closed by the load generator", closeCode: socket.closeCode)
     }
 
     private func fail(_ socket: CrowdSocket, _ why: String) {
         socket.state = .closed
-        socket.client.ended(why)
+        socket.client.ended(why, closeCode: nil)
     }
 }
 
@@ -345,7 +351,9 @@ final class CrowdSocket: CrowdLink, @unchecked Sendable {
     enum State { case connecting, upgrading, open, closed }
 
     private unowned let loop: CrowdSocketLoop
-    let client: CrowdClient
+    let client: any SocketClient
+    /// The server's close frame's code, once one came.
+    var closeCode: Int?
     let port: Int
     let path: String
     var fd: Int32 = -1
@@ -358,7 +366,7 @@ final class CrowdSocket: CrowdLink, @unchecked Sendable {
     /// Bytes the socket has not taken yet.
     var unsent: [UInt8] = []
 
-    init(loop: CrowdSocketLoop, client: CrowdClient, port: Int, path: String) {
+    init(loop: CrowdSocketLoop, client: any SocketClient, port: Int, path: String) {
         self.loop = loop
         self.client = client
         self.port = port

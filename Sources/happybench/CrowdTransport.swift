@@ -10,6 +10,14 @@ enum CrowdClientKind: String {
     case kit
 }
 
+/// What a `CrowdSocketLoop` calls, on its thread, for each of its sockets.
+protocol SocketClient: AnyObject {
+    /// One whole message from the server.
+    func receive(_ bytes: UnsafeRawBufferPointer)
+    /// The connection ended: why, and the server's close code when it sent one.
+    func ended(_ why: String, closeCode: Int?)
+}
+
 /// One client's connection, whichever the transport.
 protocol CrowdLink: AnyObject {
     func send(text: String)

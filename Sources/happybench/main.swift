@@ -8,6 +8,8 @@ let usage = """
                       [--crowd-mode auto|each|tick] [--crowd-dragon each|vote] [--crowd-actions dragon|mix]
                       [--crowd-tick-ms MS] [--crowd-client sockets|kit] [--crowd-loops L]
                       [--crowd-persistence] [--crowd-joins N,N|none]
+                      [--upgrade-clients N] [--upgrade-writers W] [--upgrade-rate R] [--upgrade-count K]
+                      [--upgrade-rooms N] [--upgrade-interval S]
 
     Runs Happy's benchmark workloads, each against a fresh happyserver, and
     prints the results: fan-out to 100/1000/5000/10000 subscribers, latency
@@ -34,7 +36,13 @@ let usage = """
     run happybench itself on CPU 1 (`taskset -c 1 happybench`, as
     `make bench` does).
     Workload names for --only (or --workload): fanout, hold, paced,
-    persistence, cluster, frames, pointers, pointers-fanout, history, held, crowd.
+    persistence, cluster, frames, pointers, pointers-fanout, history, held, crowd,
+    and upgrade (only by name: --upgrade-clients 1000 in --upgrade-rooms 10,
+    --upgrade-writers 100 sending --upgrade-rate 5 intents a second, while the
+    server is upgraded in place with SIGUSR2 --upgrade-count 5 times,
+    --upgrade-interval 6 s apart; exits 1 when a connection is refused, an
+    acked intent lost or doubled, a client not resumed, or the write pause
+    per upgrade past a median of 100 ms or a p99 of 300 ms).
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -48,6 +56,7 @@ var pin = true
 var historyLimit: Int?
 var holdShape = HoldShape()
 var crowdShape = CrowdShape()
+var upgradeShape = UpgradeShape()
 while !arguments.isEmpty {
     let flag = arguments.removeFirst()
     func value() -> String {
@@ -102,6 +111,12 @@ while !arguments.isEmpty {
     case "--crowd-joins":
         let list = value()
         crowdShape.joinSizes = list == "none" ? [] : list.split(separator: ",").map { Int($0) ?? -1 }
+    case "--upgrade-clients": upgradeShape.clients = Int(value()) ?? 0
+    case "--upgrade-writers": upgradeShape.writers = Int(value()) ?? 0
+    case "--upgrade-rate": upgradeShape.rate = Double(value()) ?? 0
+    case "--upgrade-count": upgradeShape.upgrades = Int(value()) ?? 0
+    case "--upgrade-rooms": upgradeShape.rooms = Int(value()) ?? 0
+    case "--upgrade-interval": upgradeShape.interval = Double(value()) ?? 0
     case "--help", "-h": print(usage); exit(0)
     default: print("happybench: unknown argument \(flag)\n\(usage)"); exit(2)
     }
@@ -159,6 +174,22 @@ if wanted("crowd") && !quick {
     for size in crowdShape.joinSizes { attempt { [try workloads.crowdJoin(clients: size, shape: crowdShape)] } }
 }
 if wanted("history") { attempt { try workloads.history(limit: historyLimit ?? (quick ? 20_000 : 100_000)) } }
+// Only when asked for by name: it upgrades the server under load and fails the run when a promise breaks.
+var upgradeFailed = false
+if only?.contains("upgrade") == true {
+    attempt {
+        let result = try UpgradeWorkload.run(server: server, web: workloads.webRoot, shape: upgradeShape,
+                                             cpu: pin ? 0 : nil)
+        for line in result.lines { print(line) }
+        upgradeFailed = !result.passed
+        return [BenchRow(workload: "upgrade", figures: [
+            ("pause median ms", String(format: "%.0f", result.json["pauseMedianMs"] as? Double ?? 0)),
+            ("pause p99 ms", String(format: "%.0f", result.json["pauseP99Ms"] as? Double ?? 0)),
+            ("refused", "\(result.json["refused"] ?? 0)"), ("lost", "\(result.json["lost"] ?? 0)"),
+        ], json: result.json)]
+    }
+    if rows.last?.workload != "upgrade" { upgradeFailed = true }
+}
 
 BenchReport(rows: rows).print()
 do {
@@ -166,4 +197,8 @@ do {
     print("results: \(path)")
 } catch {
     print("happybench: could not write results: \(error)")
+}
+if upgradeFailed {
+    print("happybench: the upgrade workload did not keep its promises (see above)")
+    exit(1)
 }

@@ -52,6 +52,9 @@ do {
 if options.showHelp { print(usage); exit(0) }
 if options.showVersion { print("happyserver \(version)"); exit(0) }
 
+// Started by a running server to take over from it (an upgrade, SIGUSR2)?
+let takeover = TakeoverChannel.fromEnvironment()
+
 var config: HappyConfig
 do {
     config = try loadConfiguration(options)
@@ -60,12 +63,27 @@ do {
 }
 
 let logger = Logger(level: LogLevel(name: config.log.level) ?? .info, json: config.log.format == "json")
-let operatorKey: OperatorKey?
+let operatorKey: OperatorKey
 do {
     try DataDirectory.prepare(config.dataDir, logger: logger)
-    operatorKey = config.auth.secret.isEmpty ? try OperatorKey.loadOrCreate(dataDir: config.dataDir) : nil
+    // Kept whatever auth.secret says: a reload may clear the secret, and then the key is the credential.
+    operatorKey = try OperatorKey.loadOrCreate(dataDir: config.dataDir)
 } catch {
     fail(error.message, status: 73)
+}
+if let takeover {
+    // The running server lets go of the store once this one is known to run with a good configuration.
+    do {
+        try HappyServer.checkStartable(config)
+    } catch {
+        fail("upgrade: \(error.message)", status: 71)
+    }
+    takeover.tellReady()
+    do {
+        try takeover.waitForRelease(seconds: 60)
+    } catch {
+        fail("upgrade: \(error.message)", status: 75)
+    }
 }
 let store: any RoomStore
 let redisEndpoint: (any RedisEndpoint)?
@@ -78,16 +96,27 @@ do {
 
 let server: HappyServer
 do {
+    let readOptions = options
     server = try HappyServer(config: config, store: store, logger: logger,
                              tokenVerifier: makeTokenVerifier(config), operatorKey: operatorKey,
                              clusterBus: makeClusterBus(endpoint: redisEndpoint),
-                             webhookPoster: CurlWebhookPoster())
-    try server.start()
+                             webhookPoster: CurlWebhookPoster(), image: ProcessImage.current(),
+                             readConfiguration: { () -> Result<HappyConfig, ConfigError> in
+                                 Result { () throws(ConfigError) in try loadConfiguration(readOptions) }
+                             })
+    try server.start(inheritedListener: takeover?.listenDescriptor)
 } catch {
     store.close()
     fail(error.message, status: 71)
 }
-if let operatorKey {
+if let takeover {
+    // systemd follows this process from now on (NotifyAccess=all).
+    SystemdNotify.send("MAINPID=\(getpid())\nREADY=1")
+    takeover.tellServing()
+} else {
+    SystemdNotify.send("READY=1")
+}
+if config.auth.secret.isEmpty && takeover == nil {
     // A person at a terminal gets the inspector in one click; a service's log gets no secret.
     if isatty(STDERR_FILENO) == 1 {
         let url = operatorKey.inspectorURL(scheme: config.tls.isEnabled ? "https" : "http", host: config.host,
@@ -99,3 +128,4 @@ if let operatorKey {
     }
 }
 server.run()
+exit(server.exitStatus)

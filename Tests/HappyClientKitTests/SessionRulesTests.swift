@@ -37,6 +37,11 @@ final class SessionRulesTests: XCTestCase {
         }
         XCTAssertEqual(decide(1002, reason: "server full"), .retry(after: 0.5, attempt: 1),
                        "lws's 1002 with a reason is 1012-1015: backoff, as it cannot tell which")
+        guard case .retry(let restart, 6) = decide(1002, reason: WebSocketCloseCode.serviceRestartReason, attempt: 6,
+                                                   random: 0.5) else {
+            return XCTFail("a Happy server's restart, as lws reports it, is rejoined at once")
+        }
+        XCTAssertLessThan(restart, 0.25)
         XCTAssertEqual(decide(nil, everWelcomed: false), .end(lost), "a first connection that fails is an error")
         let once = ReconnectPolicy(reconnects: false, backoff: Backoff())
         XCTAssertEqual(once.decide(close: nil, error: lost, everWelcomed: true, attempt: 0, random: 0), .end(lost))

@@ -143,7 +143,7 @@ final class BroadcasterTests: XCTestCase {
         let reader = test.joined()
         let writer = test.joined()
         test.sendIntent(writer, "face.setHappiness", #""value":90"#)
-        test.registry.closeAll(reason: "server shutting down")
+        test.registry.closeAll(code: .goingAway, reason: "server shutting down")
         test.pump(reader)
 
         let frames = reader.transport.frames.dropFirst()  // the welcome

@@ -40,8 +40,10 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
 
     /// The server restarts or is replaced (1012, PROTOCOL.md section 2): rejoin
     /// at once, within 250 ms at random, and resume. libwebsockets reports
-    /// 1012 as 1002, so over it this is never true (`isTryAgainLater` is).
-    public var isServiceRestart: Bool { code == 1012 }
+    /// 1012 as 1002; a Happy server's restart is then known by its reason.
+    public var isServiceRestart: Bool {
+        code == 1012 || (code == 1002 && reason == WebSocketCloseCode.serviceRestartReason)
+    }
 
     /// Closed by an operator: kicked (4003) or the room deleted (4004).
     public var isOperatorRemoval: Bool {
@@ -59,6 +61,7 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
     /// What the close means, as a type.
     public var kind: CloseKind {
         guard let code else { return .noCloseFrame }
+        if isServiceRestart { return .serviceRestart }
         if isTryAgainLater { return .tryAgainLater }
         switch code {
         case 1000: return .normal
@@ -79,7 +82,9 @@ public struct CloseReason: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         guard let code else { return reason.isEmpty ? "connection closed without a close frame" : reason }
         let label: String
-        if isTryAgainLater && code == 1002 {
+        if isServiceRestart {
+            label = "close 1012 (service restart)"
+        } else if isTryAgainLater && code == 1002 {
             label = "close 1012–1015 (try again later; libwebsockets reports these as 1002)"
         } else {
             label = "close \(code)" + (Self.names[code].map { " (\($0))" } ?? "")
@@ -113,8 +118,10 @@ public enum CloseKind: Equatable, Sendable {
     case messageTooBig
     /// Close 1011: the server met an error it could not recover from.
     case internalError
-    /// 1012–1014: the server is full or restarting; retrying later can work.
+    /// 1013–1014 (and 1012 from a server that is not Happy): the server is full; retrying later can work.
     case tryAgainLater
+    /// 1012: the server restarts or is replaced: rejoin at once and resume (PROTOCOL.md section 2).
+    case serviceRestart
     /// 4003: an operator removed this client.
     case kicked
     /// 4004: an operator deleted the room.

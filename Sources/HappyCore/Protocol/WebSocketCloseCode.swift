@@ -24,6 +24,10 @@ public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let internalError = WebSocketCloseCode(rawValue: 1011)
     /// The server restarts or is replaced by a new version: reconnect at once and resume (section 2).
     public static let serviceRestart = WebSocketCloseCode(rawValue: 1012)
+    /// The reason sent with `serviceRestart`. libwebsockets 4.1's client turns
+    /// a received 1012 into 1002 (an early registry of codes); a client on it
+    /// knows the restart by this reason.
+    public static let serviceRestartReason = "server restarting: reconnect now"
     /// Server full (`maxClients`, `maxRooms`).
     public static let tryAgainLater = WebSocketCloseCode(rawValue: 1013)
     /// Removed from the room by an operator (section 13): do not reconnect.

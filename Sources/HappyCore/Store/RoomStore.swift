@@ -208,6 +208,14 @@ public protocol RoomStore: AnyObject, Sendable {
     func deleteRoom(named name: String) throws(StoreError)
     /// Flushes and closes; no calls follow.
     func close()
+    /// Closes at once for another process that opens the store right after
+    /// (an upgrade): what is recorded stays recorded, tidying is left to it.
+    func release()
+}
+
+extension RoomStore {
+    /// By default, as `close()`.
+    public func release() { close() }
 }
 
 /// Keeps rooms in memory only: nothing survives a restart, so each start is

@@ -45,11 +45,15 @@ public protocol WebhookOutbox: AnyObject, Sendable {
     /// `seconds` (taking or renewing the lease). An outbox several nodes
     /// share lets one of them at a time; one of a single node, always.
     func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool
+    /// Lets go of what it holds of the store (another process takes it over).
+    func close()
 }
 
 extension WebhookOutbox {
     /// Default for an outbox only one node reads: always true.
     public func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool { true }
+    /// Default for an outbox that holds nothing open: nothing to do.
+    public func close() {}
 }
 
 /// The outbox of a store that keeps nothing on disk: deliveries in memory,

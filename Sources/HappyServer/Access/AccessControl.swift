@@ -9,8 +9,8 @@ final class AccessControl {
         case refused(String)
     }
 
-    private let auth: HappyConfig.AuthSection
-    private let verifier: TokenVerifier?
+    private var auth: HappyConfig.AuthSection
+    private var verifier: TokenVerifier?
     /// The operator credential while no `auth.secret` mints admin tokens.
     private let operatorKey: OperatorKey?
     private let clock: ServiceClock
@@ -20,6 +20,13 @@ final class AccessControl {
         self.verifier = verifier
         self.operatorKey = operatorKey
         self.clock = clock
+    }
+
+    /// Applies a configuration read again (SIGHUP): the new secret, audience,
+    /// issuer and origins judge every token and page from now on.
+    func reconfigure(_ auth: HappyConfig.AuthSection) {
+        self.auth = auth
+        verifier = HMACSHA256.verifier(for: auth)
     }
 
     var requiresTokens: Bool { !auth.secret.isEmpty }
@@ -77,12 +84,12 @@ final class AccessControl {
     /// the route names one); 401 or 403 otherwise.
     func operatorAccess(credential: String?, room: String? = nil) -> Result<Void, HTTPError> {
         guard let credential, !credential.isEmpty else {
-            return .failure(HTTPError(status: 401, code: "unauthorized", operatorKey == nil
+            return .failure(HTTPError(status: 401, code: "unauthorized", operatorKey == nil || requiresTokens
                 ? "the operator API needs an admin token in Authorization: Bearer; make one with happyserver token --role admin"
                 : "the operator API needs the operator key in Authorization: Bearer: the server prints the inspector's "
                     + "address with it at start, and keeps it in \(operatorKey!.path)"))
         }
-        if let operatorKey {
+        if let operatorKey, !requiresTokens {
             guard operatorKey.matches(credential) else {
                 return .failure(HTTPError(status: 401, code: "unauthorized", "that is not the operator key (see \(operatorKey.path))"))
             }

@@ -10,12 +10,17 @@ final class IntentAdmission {
     private let access: AccessControl
     private let lifecycle: ServerLifecycle
     private let metrics: Metrics
-    private let rateLimit: Double
+    private var rateLimit: Double
 
     init(access: AccessControl, lifecycle: ServerLifecycle, metrics: Metrics, limits: HappyConfig.LimitsSection) {
         self.access = access
         self.lifecycle = lifecycle
         self.metrics = metrics
+        rateLimit = limits.intentsPerSecond
+    }
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ limits: HappyConfig.LimitsSection) {
         rateLimit = limits.intentsPerSecond
     }
 

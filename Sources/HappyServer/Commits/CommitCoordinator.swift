@@ -210,4 +210,9 @@ final class CommitCoordinator {
     func close() {
         store.close()
     }
+
+    /// Lets go of the store for a process taking over (no final tidying).
+    func release() {
+        store.release()
+    }
 }

@@ -25,6 +25,8 @@ protocol StoreAccess: AnyObject {
                      completion: @escaping (Result<Value, StoreError>) -> Void)
     /// Waits for queued work, then closes the store.
     func close()
+    /// Closes for another process taking the store over (see `RoomStore.release`).
+    func release()
 }
 
 /// What one store call for a batch returned, and how long it took.
@@ -98,6 +100,10 @@ final class InlineStore: StoreAccess {
     func close() {
         store.close()
     }
+
+    func release() {
+        store.release()
+    }
 }
 
 /// Runs store calls off the service thread, loads and commits one at a time
@@ -170,6 +176,13 @@ final class StoreWorker: StoreAccess, Sendable {
         closed.store(true, ordering: .relaxed)
         readQueue.sync {}
         queue.sync { store.close() }
+    }
+
+    func release() {
+        let store = self.store
+        closed.store(true, ordering: .relaxed)
+        readQueue.sync {}
+        queue.sync { store.release() }
     }
 }
 

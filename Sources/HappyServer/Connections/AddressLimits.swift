@@ -15,8 +15,8 @@ struct SocketID: Hashable {
 /// the connection is counted under that client from then on.
 final class AddressLimits {
 
-    private let cap: Int
-    private let trustedProxies: TrustedProxies
+    private var cap: Int
+    private var trustedProxies: TrustedProxies
     private let metrics: Metrics
     private let refusals: RefusalLog
     private(set) var connectionsByAddress: [String: Int] = [:]
@@ -28,6 +28,12 @@ final class AddressLimits {
         self.trustedProxies = trustedProxies
         self.metrics = metrics
         self.refusals = refusals
+    }
+
+    /// Applies a configuration read again (SIGHUP): new sockets and requests are counted by it.
+    func reconfigure(cap: Int, trustedProxies: TrustedProxies) {
+        self.cap = cap
+        self.trustedProxies = trustedProxies
     }
 
     /// A socket from `address` is being accepted as descriptor `fd`; false refuses it.

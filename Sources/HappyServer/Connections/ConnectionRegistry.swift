@@ -10,9 +10,16 @@ final class ConnectionRegistry {
     private var nextSerial: UInt64 = 0
     private var churnAtLastTrim = 0
 
-    private let config: HappyConfig
+    private var config: HappyConfig
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ config: HappyConfig) {
+        self.config = config
+        presenceListing = PresenceListing(config: config)
+        welcomeConstants = ServerMessageEncoder.welcomeConstants(geometry: rules.geometry, limits: config.welcomeLimits)
+    }
     private let rules: SceneRules
-    private let presenceListing: PresenceListing
+    private var presenceListing: PresenceListing
     /// The welcome's geometry and limits, encoded once.
     private lazy var welcomeConstants = ServerMessageEncoder.welcomeConstants(geometry: rules.geometry,
                                                                               limits: config.welcomeLimits)
@@ -106,9 +113,9 @@ final class ConnectionRegistry {
     }
 
     /// Every client closes with 1001 once it has what was recorded.
-    func closeAll(reason: String) {
+    func closeAll(code: WebSocketCloseCode, reason: String) {
         for connection in connections {
-            broadcaster.close(connection, code: .goingAway, reason: reason, afterDrain: true)
+            broadcaster.close(connection, code: code, reason: reason, afterDrain: true)
         }
     }
 

@@ -14,8 +14,15 @@ final class CrowdDelivery {
     /// Seconds the load must stay low before a room leaves tick mode.
     static let quietSeconds = 10.0
 
-    private let settings: HappyConfig.CrowdSection
-    private let presenceBroadcastMax: Int
+    private var settings: HappyConfig.CrowdSection
+    private var presenceBroadcastMax: Int
+
+    /// Applies a configuration read again (SIGHUP): rooms follow the new
+    /// settings at their next delivery decision.
+    func reconfigure(_ settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int) {
+        self.settings = settings
+        self.presenceBroadcastMax = presenceBroadcastMax
+    }
     private let broadcaster: Broadcaster
     private let responder: HTTPResponder
     private let timers: any TimerScheduling

@@ -64,7 +64,7 @@ struct RoomVotes {
 /// the commit coordinator as it is. In a cluster each node counts its own
 /// clients' votes and commits at most one dragon event per tick.
 final class VoteCounter {
-    private let isOn: Bool
+    private var isOn: Bool
     private let coordinator: CommitCoordinator
     private let crowd: CrowdDelivery
     private let timers: any TimerScheduling
@@ -82,6 +82,11 @@ final class VoteCounter {
         self.timers = timers
         self.metrics = metrics
         self.clock = clock
+    }
+
+    /// Applies a configuration read again (SIGHUP): rounds already open still end at their tick.
+    func reconfigure(_ settings: HappyConfig.CrowdSection) {
+        isOn = settings.dragon == .vote
     }
 
     /// An admitted intent: counted when it is a dragon vote, else applied.

@@ -20,7 +20,12 @@ final class Broadcaster {
     private let metrics: Metrics
     private let clock: ServiceClock
     private let logger: Logger
-    private let presenceListing: PresenceListing
+    private var presenceListing: PresenceListing
+
+    /// Applies a configuration read again (SIGHUP) to the welcomes and lists to come.
+    func reconfigure(_ presenceListing: PresenceListing) {
+        self.presenceListing = presenceListing
+    }
     /// One write's worth of coalesced frames.
     private let scratch = WriteScratch(capacity: writeBatchBytes)
 

@@ -11,7 +11,12 @@ final class FrameService {
 
     private let producer: FrameProducer
     private let streams: FrameStreams
-    private let config: HappyConfig
+    private var config: HappyConfig
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ config: HappyConfig) {
+        self.config = config
+    }
     private let directory: RoomDirectory
     private let history: RoomHistory
     private let roomAccess: RoomAccess

@@ -17,7 +17,12 @@ final class FrameStreams {
     private var tickDue: Double?
 
     private let producer: FrameProducer
-    private let config: HappyConfig
+    private var config: HappyConfig
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ config: HappyConfig) {
+        self.config = config
+    }
     private let responder: HTTPResponder
     private let timers: any TimerScheduling
     private let metrics: Metrics

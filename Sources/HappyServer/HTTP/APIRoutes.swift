@@ -2,7 +2,12 @@ import HappyCore
 
 /// The JSON API (PROTOCOL.md sections 6 and 11), one handler per route.
 final class APIRoutes {
-    private let config: HappyConfig
+    private var config: HappyConfig
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ config: HappyConfig) {
+        self.config = config
+    }
     private let directory: RoomDirectory
     private let roomAccess: RoomAccess
     private let admission: IntentAdmission

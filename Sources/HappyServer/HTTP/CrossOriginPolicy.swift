@@ -22,3 +22,14 @@ struct CrossOriginPolicy: Sendable {
         path.hasPrefix(Self.sharedFilePrefix) ? headers(origin: origin) : []
     }
 }
+
+/// The policy as it stands, shared by the routes and the file mount's
+/// headers, and replaced when the configuration is read again. Used on the
+/// service thread only (lws asks for file headers there too).
+final class CurrentCrossOriginPolicy: @unchecked Sendable {
+    var policy: CrossOriginPolicy
+
+    init(_ policy: CrossOriginPolicy) {
+        self.policy = policy
+    }
+}

@@ -65,6 +65,11 @@ final class HTTPGate {
         return nil
     }
 
+    /// Applies a configuration read again (SIGHUP): buckets start full at the new rate.
+    func reconfigure(_ limits: HappyConfig.LimitsSection) {
+        limiter = HTTPRateLimiter(limits: limits)
+    }
+
     /// Forgets quiet addresses.
     func sweep(now: Double) {
         limiter.sweep(now: now)

@@ -24,7 +24,8 @@ final class HTTPIntake {
     private let responder: HTTPResponder
     private let addressLimits: AddressLimits
     private let access: AccessControl
-    private let crossOrigin: CrossOriginPolicy
+    /// Which other origins may read the answers and files: also the file mount's.
+    let crossOrigin: CurrentCrossOriginPolicy
     private let echoEnabled: Bool
     private let refusals: RefusalLog
     private let metrics: Metrics
@@ -33,7 +34,7 @@ final class HTTPIntake {
     private var warnedOfForwardedFor = false
     private let clock: ServiceClock
     /// Largest request body accepted (an intent is small).
-    let maxRequestBody: Int
+    private(set) var maxRequestBody: Int
 
     init(router: HTTPRouter, responder: HTTPResponder, addressLimits: AddressLimits, access: AccessControl,
          config: HappyConfig, refusals: RefusalLog, metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -42,11 +43,17 @@ final class HTTPIntake {
         self.responder = responder
         self.addressLimits = addressLimits
         self.access = access
-        crossOrigin = CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins)
+        crossOrigin = CurrentCrossOriginPolicy(CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins))
         echoEnabled = config.conformance.echo
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        maxRequestBody = max(config.limits.maxMessageBytes, 4096)
+    }
+
+    /// Applies a configuration read again (SIGHUP): origins and the body limit.
+    func reconfigure(_ config: HappyConfig) {
+        crossOrigin.policy = CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins)
         maxRequestBody = max(config.limits.maxMessageBytes, 4096)
     }
 
@@ -152,7 +159,7 @@ final class HTTPIntake {
         case .success(let resolved): route = resolved
         }
         if route.readableFromOtherOrigins {
-            exchange.crossOriginHeaders = crossOrigin.headers(origin: exchange.headers["origin"])
+            exchange.crossOriginHeaders = crossOrigin.policy.headers(origin: exchange.headers["origin"])
         }
         if let known = route.parameters {
             do throws(HTTPError) {

@@ -15,7 +15,12 @@ final class OperatorRoutes {
 
     private let directory: RoomDirectory
     private let access: AccessControl
-    private let check: OperatorRequestCheck
+    private var check: OperatorRequestCheck
+
+    /// Applies a configuration read again (SIGHUP): host names and origins.
+    func reconfigure(_ check: OperatorRequestCheck) {
+        self.check = check
+    }
     private let headers: SecurityHeaders
     private let broadcaster: Broadcaster
     private let coordinator: CommitCoordinator

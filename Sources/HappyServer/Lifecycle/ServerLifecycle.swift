@@ -7,4 +7,9 @@ final class ServerLifecycle {
     func beginShutdown() {
         isShuttingDown = true
     }
+
+    /// An upgrade failed before the store changed hands: work is taken again.
+    func resume() {
+        isShuttingDown = false
+    }
 }

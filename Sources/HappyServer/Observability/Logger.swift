@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HappyCore
 
 /// Severity of a log line, ordered.
@@ -30,13 +31,21 @@ public enum LogLevel: Int, Comparable, Sendable {
 /// Writes one line per record to standard error: `text` for people, `json`
 /// (one object per line) for log collectors. Fields keep their order.
 public final class Logger: @unchecked Sendable {
-    public let minimumLevel: LogLevel
     public let json: Bool
     private let lock = NSLock()
+    /// Changed by a reload (SIGHUP) while other threads log.
+    private let level: Atomic<Int>
 
     public init(level: LogLevel = .info, json: Bool = false) {
-        minimumLevel = level
+        self.level = Atomic(level.rawValue)
         self.json = json
+    }
+
+    public var minimumLevel: LogLevel { LogLevel(rawValue: level.load(ordering: .relaxed)) ?? .info }
+
+    /// Lines below `level` are left out from now on.
+    public func setLevel(_ newLevel: LogLevel) {
+        level.store(newLevel.rawValue, ordering: .relaxed)
     }
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= minimumLevel }

@@ -9,7 +9,12 @@ import HappyCore
 /// `maxQueuedBytes` is skipped and later caught up with the full list and
 /// every pointer that went meanwhile: pointers never cause a resync.
 final class PointerService {
-    private let limits: HappyConfig.LimitsSection
+    private var limits: HappyConfig.LimitsSection
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ limits: HappyConfig.LimitsSection) {
+        self.limits = limits
+    }
     private let broadcaster: Broadcaster
     private let timers: any TimerScheduling
     private let metrics: Metrics

@@ -13,7 +13,13 @@ final class RoomDirectory {
     /// Rooms with clients (connected or being admitted).
     private(set) var occupiedCount = 0
 
-    private let config: HappyConfig
+    private var config: HappyConfig
+
+    /// Applies a configuration read again (SIGHUP) to what comes next.
+    func reconfigure(_ config: HappyConfig) {
+        self.config = config
+        newRooms = NewRoomLimit(perMinute: config.limits.roomsPerAddress)
+    }
     private let labels: DragonStatus
     private let store: any StoreAccess
     private let coordinator: CommitCoordinator

@@ -5,9 +5,10 @@ extension LWSServerDescription {
     /// The server's context and vhost: the WebSocket protocol, the router's
     /// mount points, files from `webRoot` (`/js/` readable from other origins
     /// as `auth.allowedOrigins` says), compression and TLS as configured.
-    init(config: HappyConfig, webRoot: String, mountPoints: [String], debugLogging: Bool) {
+    /// `crossOrigin`: the policy as it stands when each file is asked for.
+    init(config: HappyConfig, webRoot: String, mountPoints: [String], crossOrigin: CurrentCrossOriginPolicy,
+         debugLogging: Bool) {
         let batch = Broadcaster.writeBatchBytes
-        let crossOrigin = CrossOriginPolicy(allowedOrigins: config.auth.allowedOrigins)
         let security = SecurityHeaders(tls: config.tls.isEnabled)
         self.init(
             host: config.host, port: config.port, vhostName: "happy",
@@ -16,7 +17,7 @@ extension LWSServerDescription {
             callbackMounts: mountPoints.map { ($0, "happy-http") },
             fileMount: ("/", webRoot, "index.html"),
             fileHeaders: LWSFileHeaders(protocolName: "happy-http", headers: { [crossOrigin, security] path, origin in
-                security.file(path: path) + crossOrigin.fileHeaders(path: path, origin: origin)
+                security.file(path: path) + crossOrigin.policy.fileHeaders(path: path, origin: origin)
             }),
             permessageDeflate: config.compression,
             tls: config.tls.isEnabled ? (config.tls.cert, config.tls.key) : nil,

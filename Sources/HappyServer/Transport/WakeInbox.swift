@@ -6,8 +6,10 @@ import Synchronization
 enum InboxMessage: Sendable {
     /// A result to hand to its owner (a store call, a render, cluster news).
     case task(ServiceThreadTask)
-    /// SIGINT, SIGTERM or `requestShutdown()`.
-    case shutdownRequested(signal: Int32)
+    /// A signal the server answers (SIGINT, SIGTERM, SIGHUP, SIGUSR2), or `requestShutdown()` (signal 0).
+    case signal(ProcessSignal)
+    /// The process taking over in an upgrade said where it is.
+    case handover(HandoverMessage)
 }
 
 /// A unit of work another thread (store worker, renderer, cluster bus) asks the service thread to run.

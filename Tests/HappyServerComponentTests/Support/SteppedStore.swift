@@ -80,4 +80,8 @@ final class SteppedStore: StoreAccess {
     func close() {
         store.close()
     }
+
+    func release() {
+        store.release()
+    }
 }
