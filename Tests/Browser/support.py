@@ -42,7 +42,11 @@ class Server:
             "persistence": {"enabled": True, "fsync": False},
             "log": {"level": "info", "format": "text"},
         }
-        config.update(settings or {})
+        settings = dict(settings or {})
+        # Every browser and helper of a test asks from 127.0.0.1: the page's files, frames of up to two million
+        # pixels and history, over and over, pay from one bucket. Generous HTTP limits, unless a test sets them.
+        config["limits"] = {"httpPerSecond": 1000, "httpBurst": 2000, **settings.pop("limits", {})}
+        config.update(settings)
         self.config_path.write_text(json.dumps(config))
         self.port = 0
         self.process = None

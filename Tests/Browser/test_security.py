@@ -19,8 +19,6 @@ import support
 from support import info, until, wait_for
 from test_page import new_room
 
-# Generous limits: these tests load the pages many times from one address.
-LIMITS = {"limits": {"httpPerSecond": 1000, "httpBurst": 2000}}
 KEY_STORAGE = "happy.operatorKey"
 TOKEN_STORAGE = "happy.token"
 POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
@@ -56,7 +54,7 @@ class TheInspectorKeepsItsKey(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = support.Server(LIMITS).start()
+        cls.server = support.Server().start()
         cls.person = support.Writers(cls.server, "den", 1, name="dora")
         cls.driver = support.browser()
         cls.driver.set_script_timeout(30)
@@ -200,7 +198,7 @@ class NoOtherSiteFramesTheInspector(unittest.TestCase):
     nothing of it, while it can frame a route without them (the control)."""
 
     def test_the_inspector_in_a_frame_of_another_site_stays_empty(self):
-        server = support.Server(LIMITS).start()
+        server = support.Server().start()
         self.addCleanup(server.close)
         FramingPage.target = server.base
         elsewhere = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FramingPage)
@@ -238,7 +236,7 @@ class ThePageKeepsItsToken(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = support.Server({"auth": {"secret": cls.SECRET}, **LIMITS}).start()
+        cls.server = support.Server({"auth": {"secret": cls.SECRET}}).start()
         cls.token = support.mint_token(cls.SECRET, "player")
         cls.driver = support.browser()
 
@@ -296,7 +294,7 @@ class NeitherPageBreaksItsPolicy(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = support.Server(LIMITS).start()
+        cls.server = support.Server().start()
         cls.driver = support.browser()
         cls.driver.set_script_timeout(30)
         cls.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_VIOLATIONS})
