@@ -13,7 +13,7 @@ import { storedName, askName } from './js/name-dialog.js';
 import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
 import { HistoryBar } from './js/history-bar.js';
-import { readAddress } from './js/address.js';
+import { readAddress, accessToken } from './js/address.js';
 
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
@@ -23,9 +23,13 @@ const PEOPLE_SHOWN = 40;
 /** How often the crowd's tally is redrawn while presses age out of its last second, in ms. */
 const TALLY_REDRAW_MS = 200;
 
-const address = readAddress(location.search);
+const address = readAddress(location.search, location.hash);
 const room = address.room;
-const token = address.token;
+const token = accessToken(address);
+// Out of the address bar and the tab's history at once: what the page did not understand, and the token.
+if (address.problems.length > 0 || address.tokenGiven) {
+  history.replaceState(null, '', `${location.pathname}${address.cleaned}`);
+}
 const pinnedStep = address.phase;
 /** `?seq=N` opens the room as it was right after event N. */
 const openedSeq = address.seq;
@@ -84,7 +88,6 @@ async function start() {
   document.title = `Happy · ${room}`;
   if (address.problems.length > 0) {
     showError(`Part of this page's address was not understood. ${address.problems.join(' ')}`);
-    history.replaceState(null, '', `${location.pathname}${address.cleaned}${location.hash}`);
   }
   try {
     art = await loadArt();
@@ -549,7 +552,7 @@ function roomNotice() {
       lobby: room !== 'lobby' };
   }
   if (phase === 'refused' && code !== undefined) {
-    if (/token/i.test(reason)) return { text: 'The address needs a valid access token (?token=…).' };
+    if (/token/i.test(reason)) return { text: 'The address needs a valid access token (#token=…).' };
     if (/room/i.test(reason)) return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
     if (/name/i.test(reason)) return { text: 'Choose another name to join.', rename: true };
     return { text: 'Open another room, or go to the lobby.', room: true, lobby: true };
@@ -572,12 +575,12 @@ function renderRoomNotice() {
   $('notice-rejoin').hidden = !notice.rejoin;
 }
 
-/** Opens the room typed in the notice, keeping the page's token. */
+/** Opens the room typed in the notice; the token goes with the tab (sessionStorage), not in the address. */
 function openOtherRoom(event) {
   event.preventDefault();
   const form = $('other-room-form');
   if (!form.reportValidity()) return;
-  location.href = `/?${new URLSearchParams({ room: $('other-room').value, ...(token ? { token } : {}) })}`;
+  location.href = `/?${new URLSearchParams({ room: $('other-room').value })}`;
 }
 
 /** An entry for the live log, at its end; shown on the next frame unless the page shows the past. */
@@ -690,7 +693,7 @@ function scheduleFrameImage() {
   }, 150);
 }
 
-/** The address of one of the server's routes for this room, with the page's token. */
+/** The address of one of the server's routes for this room, with the page's token (no page sends a Referer). */
 function httpURL(path, extra = {}) {
   const query = new URLSearchParams({ room, ...extra });
   if (token) query.set('token', token);

@@ -42,7 +42,11 @@ class Server:
             "persistence": {"enabled": True, "fsync": False},
             "log": {"level": "info", "format": "text"},
         }
-        config.update(settings or {})
+        settings = dict(settings or {})
+        # Every browser and helper of a test asks from 127.0.0.1: the page's files, frames of up to two million
+        # pixels and history, over and over, pay from one bucket. Generous HTTP limits, unless a test sets them.
+        config["limits"] = {"httpPerSecond": 1000, "httpBurst": 2000, **settings.pop("limits", {})}
+        config.update(settings)
         self.config_path.write_text(json.dumps(config))
         self.port = 0
         self.process = None
@@ -51,6 +55,19 @@ class Server:
     @property
     def base(self):
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def operator_key(self):
+        """The key of the operator API, made by the server on its first start in its data directory
+        (None with auth.secret, where admin tokens take its place)."""
+        path = Path(json.loads(self.config_path.read_text())["dataDir"]) / "operator.key"
+        return path.read_text().strip() if path.exists() else None
+
+    def admin_url(self, settings="", key=None):
+        """The inspector's address with the operator key (or `key`) in its fragment, before `settings`
+        (`room=R&limit=N`)."""
+        fragment = "&".join(part for part in (f"key={key or self.operator_key}", settings.lstrip("#")) if part)
+        return f"{self.base}/admin#{fragment}"
 
     def start(self, timeout=20):
         arguments = [str(SERVER_BINARY), "--config", str(self.config_path)]
@@ -290,8 +307,11 @@ def count_sockets(driver):
 
 
 def operator(server, method, path, body=None, token=None):
-    """An operator API request: (status, JSON answer)."""
+    """An operator API request with `token`, by default the server's operator key: (status, JSON answer).
+    `token=""` sends none."""
     headers = {"Content-Type": "application/json"}
+    if token is None:
+        token = server.operator_key
     if token:
         headers["Authorization"] = f"Bearer {token}"
     data = None if body is None else json.dumps(body).encode()

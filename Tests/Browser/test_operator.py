@@ -2,7 +2,8 @@
 server: the inspector at /admin pages through two rooms, shows a room's
 connections, removes one by name (the page then says why and does not
 reconnect) and one by id (the client module stops the same way), and deletes a
-room after a confirmation (4004); the page says what the API's 401/403 mean.
+room after a confirmation (4004); the page says what the API's 401/403 mean
+and takes a key or token typed in.
 And issue 26 point 7: a running `happyclient watch` observes, so the page does
 not list it among the people."""
 
@@ -65,9 +66,9 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.module.execute_script("for (const c of Object.values(window.clients || {})) c.close();")
         self.server.close()
 
-    def open_inspector(self, query=""):
+    def open_inspector(self, settings=""):
         self.inspector.get("about:blank")  # a load of its own, not a move within the page
-        self.inspector.get(f"{self.server.base}/admin{query}")
+        self.inspector.get(self.server.admin_url(settings))
         wait_inspector(self.inspector, lambda i: i.get("live") == "live", "the inspector did not load")
 
     def click(self, element_id):
@@ -90,7 +91,7 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.assertEqual(info(self.page)["connectionText"], text)
 
     def test_two_rooms_paged_a_kick_by_name_and_a_deleted_room_stop_the_page(self):
-        self.open_inspector("#limit=1")
+        self.open_inspector("limit=1")
         wait_inspector(self.inspector, lambda i: i["rooms"] == ["atrium"] and i["next"] == "atrium", "first page")
         self.assertFalse(self.inspector.find_element(By.ID, "previous-page").is_enabled())
         self.click("next-page")
@@ -144,7 +145,7 @@ class InspectorWithTwoRooms(unittest.TestCase):
         self.assertIsNone(inspector_info(self.inspector)["selected"])
 
     def test_a_kick_by_id_stops_a_module_client_and_leaves_the_others(self):
-        self.open_inspector("#room=bazaar")
+        self.open_inspector("room=bazaar")
         wait_inspector(self.inspector, lambda i: len(i["connections"]) == 2, "bob and carol")
         bob = next(c for c in inspector_info(self.inspector)["connections"] if c["name"] == "bob")
         sockets = self.module.execute_script("return window.openedSockets.length")
@@ -167,32 +168,50 @@ class InspectorWithTwoRooms(unittest.TestCase):
 
 
 class TheInspectorSaysHowToGetIn(unittest.TestCase):
-    """401 and 403: /admin answers a browser refused with the page (it holds no data), which says why and how to get in."""
+    """401 and 403 from a server with auth.secret: /admin answers a browser with the page (it holds no data), which
+    says why and how to get in, and takes a token typed in without putting it in the address."""
 
-    def test_without_a_token_and_with_a_players_token(self):
+    def test_without_a_token_with_a_players_and_with_an_admins(self):
         secret = "inspector-secret"
         server = support.Server({"auth": {"secret": secret}}).start()
         driver = support.browser()
         try:
-            driver.get(f"{server.base}/admin")
+            self.assertIsNone(server.operator_key, "with auth.secret, admin tokens take the operator key's place")
+            driver.get(f"{server.base}/admin#room=lobby")
             wait_inspector(driver, lambda i: (i.get("access") or {}).get("status") == 401, "no 401")
             access = driver.find_element(By.ID, "access")
             self.assertIn("The server answered 401: the operator API needs an admin token", access.text)
-            self.assertIn("/admin?token=TOKEN", access.text)
             self.assertIn("happyserver token --role admin", access.text)
+            self.assertIn("/admin#key=KEY", access.text)
 
             player = support.mint_token(secret, "player")
-            field = driver.find_element(By.ID, "token-input")
+            field = driver.find_element(By.ID, "credential-input")
             field.send_keys(player)
             field.submit()
-            wait_for(driver, lambda d: "token=" in d.current_url)
             wait_inspector(driver, lambda i: (i.get("access") or {}).get("status") == 403, "no 403")
-            self.assertIn("needs the admin role", driver.find_element(By.ID, "access").text)
+            self.assertIn("needs the admin role", access.text)
+            self.assertIn("This token is not enough", access.text)
+            self.assertEqual(driver.current_url, f"{server.base}/admin#room=lobby", "the address stays as it was")
 
-            admin = support.mint_token(secret, "admin")
-            driver.get(f"{server.base}/admin?token={admin}")
-            wait_inspector(driver, lambda i: i.get("live") == "live" and i.get("access") is None, "no access with an admin token")
-            self.assertFalse(driver.find_element(By.ID, "access").is_displayed())
+            field = driver.find_element(By.ID, "credential-input")
+            field.send_keys(support.mint_token(secret, "admin"))
+            field.submit()
+            wait_inspector(driver, lambda i: i.get("live") == "live" and i.get("access") is None,
+                           "no access with an admin token")
+            self.assertFalse(access.is_displayed())
+
+            # An admin token in the address works as the operator key does, and leaves it the same way.
+            admin = support.mint_token(secret, "admin", subject="other")
+            driver.get("about:blank")
+            driver.get(server.admin_url("room=lobby", key=admin))
+            wait_inspector(driver, lambda i: i.get("live") == "live" and i.get("access") is None, "#key= with a token")
+            self.assertEqual(driver.current_url, f"{server.base}/admin#room=lobby")
+            self.assertEqual(driver.execute_script("return sessionStorage.getItem('happy.operatorKey')"), admin)
+
+            # The query is refused, and says where the key goes.
+            status, answer = support.operator(server, "GET", f"/admin?token={admin}")
+            self.assertEqual(status, 400)
+            self.assertIn("/admin#key=KEY", answer["message"])
         finally:
             driver.quit()
             server.close()

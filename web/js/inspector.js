@@ -7,6 +7,12 @@
 // resyncs and rate-limit hits exist only in the API, one request covers a
 // whole page of rooms, and an observer of its own would show up in the very
 // counts the page reads.
+//
+// The credential (the server's operator key, or with auth.secret an admin
+// token) comes in the address's fragment, `/admin#key=KEY`, which browsers
+// never send: it is kept in this tab's sessionStorage and taken out of the
+// address bar and the tab's history at once, so that a reload keeps access
+// and a new tab, a bookmark or a shared screen does not carry it.
 import { OperatorAPI } from './operator-api.js';
 
 const $ = (id) => document.getElementById(id);
@@ -14,12 +20,14 @@ const POLL_MS = 1000;
 const ROOM_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_REASON_BYTES = 120;
 
-const token = new URLSearchParams(location.search).get('token') || '';
-/** The page's own settings, `#room=R&limit=N`: in the fragment, as /admin answers no query parameter but `token`. */
+/** Where this tab keeps the credential: its session only. */
+const CREDENTIAL_STORAGE = 'happy.operatorKey';
+
+/** The page's settings, `#key=KEY&room=R&limit=N`: in the fragment, which /admin never receives. */
 const fragment = () => new URLSearchParams(location.hash.slice(1));
+const api = new OperatorAPI({ credential: takeKeyFromAddress() ?? storedCredential() });
 const limitParameter = fragment().get('limit') || '';
 const pageSize = /^\d{1,4}$/.test(limitParameter) ? Math.min(1000, Math.max(1, Number(limitParameter))) : 100;
-const api = new OperatorAPI({ token });
 
 const view = {
   /** The `after` of each page reached, so that Previous goes back. */
@@ -44,6 +52,9 @@ const view = {
 
 let timer = null;
 let generation = 0;
+/** Where the keyboard goes once the next answer shows: after a key typed, after the key forgotten. */
+let focusRoomsOnAccess = false;
+let focusFormOnAccess = false;
 
 // MARK: polling
 
@@ -95,7 +106,14 @@ async function refresh() {
     }
   }
   render();
+  moveFocusAfterAccessChange();
   schedule();
+}
+
+function moveFocusAfterAccessChange() {
+  if (focusRoomsOnAccess && view.access === null) $('rooms-title').focus();
+  if (focusFormOnAccess && !$('credential-form').hidden) $('credential-input').focus();
+  if (view.access === null || !$('credential-form').hidden) focusRoomsOnAccess = focusFormOnAccess = false;
 }
 
 function noteFailure(error) {
@@ -137,32 +155,45 @@ function renderLive() {
 }
 
 function renderAccess() {
+  $('forget-key').hidden = api.credential === '';
   const error = view.access;
   $('access').hidden = error === null;
   if (error === null) return;
   $('access-reason').textContent = `The server answered ${error.status}: ${error.message}.`;
-  const loopbackOnly = error.status === 403 && /loopback/i.test(error.message);
-  const mint = { code: 'happyserver token --role admin --sub NAME --secret SECRET' };
-  let help;
-  if (loopbackOnly) {
-    help = ['While the server has no auth.secret, it answers the operator API only on its own machine: open the '
-      + 'inspector there, at ', { code: 'http://127.0.0.1:PORT/admin' }, ' (an SSH tunnel to the server will do), or '
-      + 'give the server an auth.secret and open this page with an admin token.'];
-  } else if (error.status === 401) {
-    help = ['This server wants an admin token: open the page as ', { code: '/admin?token=TOKEN' }, ', or paste the '
-      + 'token below. Whoever holds the server\'s auth.secret mints one with ', mint, '.'];
-  } else {
-    help = ['This token is not enough: the operator API needs a token with the admin role (and, to list the rooms, '
-      + 'one for every room; a token for one room opens it with ', { code: '#room=NAME' }, ' after it). Paste another token '
-      + 'below; ', mint, ' mints one.'];
-  }
+  const { help, form } = accessHelp(error);
   $('access-help').replaceChildren(...help.map((part) => {
     if (typeof part === 'string') return part;
     const code = document.createElement('code');
     code.textContent = part.code;
     return code;
   }));
-  $('token-form').hidden = loopbackOnly;
+  $('credential-form').hidden = !form;
+}
+
+/** How to get in after a 401 or 403, in parts (strings, and `{code}` for what is typed), and whether a key would help. */
+function accessHelp(error) {
+  const file = { code: 'operator.key' };
+  const mint = { code: 'happyserver token --role admin --sub NAME --secret SECRET' };
+  if (error.status === 401 && api.credential === '') {
+    return { form: true, help: ['Open the inspector at the address the server printed when it started, ',
+      { code: 'http://HOST:PORT/admin#key=KEY' }, ', or paste below the key from the file ', file, ' in the server\'s '
+      + 'data directory. A server with auth.secret takes an admin token instead, which whoever holds the secret makes '
+      + 'with ', mint, '.'] };
+  }
+  if (error.status === 401) {
+    return { form: true, help: ['The key this tab holds is not the server\'s operator key, nor an admin token it '
+      + 'accepts (the key is the one in ', file, ' in the server\'s data directory; a token may have expired). Paste '
+      + 'the right key or another admin token below.'] };
+  }
+  if (/role|token/i.test(error.message)) {
+    return { form: true, help: ['This token is not enough: the operator API needs a token with the admin role (and, to '
+      + 'list the rooms, one for every room; a token for one room opens it with ', { code: '#room=NAME' }, ' after it). '
+      + 'Paste another token below; ', mint, ' makes one.'] };
+  }
+  // Refused for the request's Host or Origin: another key would be refused the same way.
+  return { form: false, help: ['The server refuses this request for where it comes from, not for its key: open the '
+    + 'inspector at an address that names the server (a name it answers to is listed in publicHosts in its config), '
+    + 'not from a page of another site (auth.allowedOrigins lists the sites that may).'] };
 }
 
 function renderRooms() {
@@ -344,6 +375,42 @@ function select(name) {
   refresh();
 }
 
+/**
+ * Takes `key=` out of the fragment: kept in this tab's sessionStorage, and removed from the address bar and the
+ * tab's history entry (replaced, not added to); the fragment's other settings stay. The key, or null when none.
+ */
+function takeKeyFromAddress() {
+  const settings = fragment();
+  if (!settings.has('key')) return null;
+  const key = settings.get('key').trim();
+  settings.delete('key');
+  history.replaceState(null, '', addressWith(settings));
+  if (key) storeCredential(key);
+  return key || null;
+}
+
+function storedCredential() {
+  try {
+    return sessionStorage.getItem(CREDENTIAL_STORAGE) ?? '';
+  } catch {
+    return ''; // Storage turned off: the key lasts as long as the page.
+  }
+}
+
+function storeCredential(value) {
+  try {
+    if (value) sessionStorage.setItem(CREDENTIAL_STORAGE, value);
+    else sessionStorage.removeItem(CREDENTIAL_STORAGE);
+  } catch {
+    // As above: kept in the page alone.
+  }
+}
+
+/** The page's address with these fragment settings. */
+function addressWith(settings) {
+  return `${location.pathname}${location.search}${settings.size ? `#${settings}` : ''}`;
+}
+
 function roomInAddress() {
   const room = fragment().get('room') || '';
   return ROOM_NAME.test(room) ? room : null;
@@ -353,12 +420,14 @@ function rewriteAddress() {
   const settings = fragment();
   if (view.selected) settings.set('room', view.selected);
   else settings.delete('room');
-  history.replaceState(null, '', `${location.pathname}${location.search}${settings.size ? `#${settings}` : ''}`);
+  history.replaceState(null, '', addressWith(settings));
 }
 
-/** The address edited by hand: another room, or another page size (which starts over). */
+/** The address edited by hand: another key, another room, or another page size (which starts over). */
 function followAddress() {
+  const key = takeKeyFromAddress();
   if ((fragment().get('limit') || '') !== limitParameter) return location.reload();
+  if (key !== null && key !== api.credential) useCredential(key);
   const room = roomInAddress();
   if (room !== view.selected) {
     view.selected = room;
@@ -478,13 +547,32 @@ function togglePause() {
   else refresh();
 }
 
-function openWithToken(event) {
+/** The key or token typed in the access form: kept like one from the address, which stays as it is. */
+function useTypedCredential(event) {
   event.preventDefault();
-  const value = $('token-input').value.trim();
+  const input = $('credential-input');
+  const value = input.value.trim();
   if (!value) return;
-  const query = new URLSearchParams(location.search);
-  query.set('token', value);
-  location.href = `${location.pathname}?${query}${location.hash}`;
+  input.value = '';
+  storeCredential(value);
+  // Once it works the form goes away: the keyboard goes on from the rooms.
+  focusRoomsOnAccess = true;
+  useCredential(value);
+}
+
+function useCredential(value) {
+  api.credential = value;
+  refresh();
+}
+
+/** Forgets the credential in this tab, and what it showed: the page asks for a key again. */
+function forgetCredential() {
+  storeCredential('');
+  api.credential = '';
+  Object.assign(view, { rooms: [], next: null, listed: false, details: null, roomProblem: null, page: 0, cursors: [null] });
+  tell('');
+  focusFormOnAccess = true;
+  refresh();
 }
 
 // MARK: words
@@ -514,7 +602,8 @@ function bytes(count) {
 $('pause').addEventListener('click', togglePause);
 $('previous-page').addEventListener('click', () => turnPage(-1));
 $('next-page').addEventListener('click', () => turnPage(1));
-$('token-form').addEventListener('submit', openWithToken);
+$('forget-key').addEventListener('click', forgetCredential);
+$('credential-form').addEventListener('submit', useTypedCredential);
 $('kick-form').addEventListener('submit', confirmKick);
 $('kick-reason').addEventListener('input', previewKick);
 $('kick-cancel').addEventListener('click', () => $('kick-dialog').close());
@@ -537,6 +626,7 @@ window.inspector = {
       connections: view.details ? sortedConnections(view.details.connections ?? []) : [],
       roomProblem: view.roomProblem,
       access: view.access ? { status: view.access.status, message: view.access.message } : null,
+      hasCredential: api.credential !== '',
       outcome: $('outcome').textContent,
     };
   },

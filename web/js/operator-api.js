@@ -1,6 +1,7 @@
 // The operator API (docs/PROTOCOL.md section 13) as the inspector page uses it:
 // the rooms a page at a time, one room's connections, kick and delete. The
-// admin token, when there is one, goes in the Authorization header.
+// credential (the server's operator key, or with auth.secret an admin token)
+// goes in the Authorization header of every request.
 
 /** Why a request got no answer it could use: `status` 0 when the server could not be reached. */
 export class OperatorError extends Error {
@@ -11,16 +12,16 @@ export class OperatorError extends Error {
     this.code = code;
   }
 
-  /** 401 or 403: the server wants an admin token, or answers this address only on loopback. */
+  /** 401 or 403: no credential, a wrong one, one without the admin role, or a request from a name or page the server refuses. */
   get isAccess() {
     return this.status === 401 || this.status === 403;
   }
 }
 
 export class OperatorAPI {
-  /** @param {{token?: string, timeoutMs?: number}} options */
-  constructor({ token = '', timeoutMs = 5000 } = {}) {
-    this.token = token;
+  /** @param {{credential?: string, timeoutMs?: number}} options; `credential` may change between requests. */
+  constructor({ credential = '', timeoutMs = 5000 } = {}) {
+    this.credential = credential;
     this.timeoutMs = timeoutMs;
   }
 
@@ -48,7 +49,7 @@ export class OperatorAPI {
 
   async #request(method, path, body) {
     const headers = {};
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (this.credential) headers.Authorization = `Bearer ${this.credential}`;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     let response;
     try {
