@@ -4,8 +4,12 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
+# What happyserver --version and happyclient --version print, and the package's version: from
+# git describe (scripts/version.sh); make VERSION=1.2.3 overrides it. Package.swift reads it.
+VERSION ?= $(shell scripts/version.sh)
+export HAPPY_VERSION := $(VERSION)
 
-.PHONY: all build release run client docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client version docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -25,6 +29,7 @@ all: build
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make client build happyclient (release): .build/release/happyclient --help"
+	@echo "make version  the version the build gives the programs (from git describe)"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make docs   the client library's DocC archives in .build/docs; fails on a public symbol without a comment"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
@@ -61,6 +66,9 @@ run: release
 
 client: bootstrap-build
 	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
+
+version:
+	@echo $(VERSION)
 
 TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyCurlTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 

@@ -2,8 +2,9 @@ import Foundation
 import HappyCore
 import HappyServer
 import HappyRedis
+import HappyVersion
 
-let version = "1.0.0"
+let version = String(cString: happy_version())
 let usage = """
     usage: happyserver [--config FILE] [--host HOST] [--port PORT]
            happyserver token --sub NAME [--role ROLE] [--room ROOM] [--ttl SECONDS]
