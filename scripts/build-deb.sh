@@ -28,7 +28,7 @@ PREFIX=/usr SYSCONFDIR=/etc SYSTEMDUNITDIR=/lib/systemd/system SYSUSERSDIR=/usr/
   "$root/scripts/install.sh" >/dev/null
 
 doc=$tree/usr/share/doc/happy
-first=$(git -C "$root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | sed -n 1p)
+first=$({ git -C "$root" log --reverse --format=%cd --date=format:%Y 2>/dev/null || true; } | sed -n 1p)
 last=$(git -C "$root" log -1 --format=%cd --date=format:%Y 2>/dev/null || date +%Y)
 years=${first:-$last}; [ "$years" = "$last" ] || years="$years-$last"
 sed "s/@YEARS@/$years/" "$root/packaging/copyright" >"$doc/copyright"
