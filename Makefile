@@ -9,7 +9,7 @@ SWIFT_BUILD_FLAGS ?=
 VERSION ?= $(shell scripts/version.sh)
 export HAPPY_VERSION := $(VERSION)
 
-.PHONY: all build release run client version install deb deb-check docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client version install deb deb-check container-check docs test conformance fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -35,6 +35,7 @@ help:
 	@echo "make deb    .build/deb/happy_$(VERSION)_amd64.deb, the same files as a Debian package"
 	@echo "make deb-check  the package installed into a clean Debian 12 root and served from there; lintian,"
 	@echo "            systemd-analyze verify and security, ldd (root; needs Debian's mirror)"
+	@echo "make container-check  the Containerfile built and run with podman, if this machine can run containers"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make docs   the client library's DocC archives in .build/docs; fails on a public symbol without a comment"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
@@ -96,6 +97,10 @@ deb: package-build
 
 deb-check: deb
 	scripts/package-check.sh .build/deb/happy_$(VERSION)_amd64.deb
+
+# Builds its own package, in the Containerfile's build stage.
+container-check:
+	scripts/container-check.sh
 
 TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyCurlTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
