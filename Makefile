@@ -4,8 +4,12 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 
 CONFIG ?= config.json
 SWIFT_BUILD_FLAGS ?=
+# What happyserver --version and happyclient --version print, and the package's version: from
+# git describe (scripts/version.sh); make VERSION=1.2.3 overrides it. Package.swift reads it.
+VERSION ?= $(shell scripts/version.sh)
+export HAPPY_VERSION := $(VERSION)
 
-.PHONY: all build release run client docs test conformance security-check fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
+.PHONY: all build release run client version install deb deb-check container-check docs test conformance security-check fuzz bench bench-check bench-hold bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -25,6 +29,13 @@ all: build
 help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make client build happyclient (release): .build/release/happyclient --help"
+	@echo "make version  the version the build gives the programs (from git describe)"
+	@echo "make install  happyserver, happyclient (Swift runtime linked in), the page, config, unit and manual pages"
+	@echo "            under DESTDIR (PREFIX=$(PREFIX), SYSCONFDIR=$(SYSCONFDIR), SYSTEMDUNITDIR=$(SYSTEMDUNITDIR))"
+	@echo "make deb    .build/deb/happy_$(VERSION)_amd64.deb, the same files as a Debian package"
+	@echo "make deb-check  the package installed into a clean Debian 12 root and served from there; lintian,"
+	@echo "            systemd-analyze verify and security, ldd (root; needs Debian's mirror)"
+	@echo "make container-check  the Containerfile built and run with podman, if this machine can run containers"
 	@echo "make test   install what is missing, build and run every test (Swift, then the page in headless Chromium)"
 	@echo "make docs   the client library's DocC archives in .build/docs; fails on a public symbol without a comment"
 	@echo "make conformance  the full Autobahn|Testsuite run: cases 1-10, and 12-13 with permessage-deflate (~17 min)"
@@ -63,6 +74,35 @@ run: release
 
 client: bootstrap-build
 	swift build -c release --product happyclient $(SWIFT_BUILD_FLAGS)
+
+version:
+	@echo $(VERSION)
+
+# The packaged programs: release, the Swift runtime and Foundation linked in statically, so that
+# they need only Debian's libraries. A build directory of their own keeps them apart from make release.
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+PACKAGE_BUILD = swift build -c release --static-swift-stdlib --scratch-path .build/package $(SWIFT_BUILD_FLAGS)
+
+package-build: bootstrap-build
+	$(PACKAGE_BUILD) --product happyserver
+	$(PACKAGE_BUILD) --product happyclient
+
+install: package-build
+	PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) SYSCONFDIR=$(SYSCONFDIR) SYSTEMDUNITDIR=$(SYSTEMDUNITDIR) scripts/install.sh
+
+deb: package-build
+	@scripts/bootstrap.sh deb
+	VERSION=$(VERSION) scripts/build-deb.sh
+
+deb-check: deb
+	scripts/package-check.sh .build/deb/happy_$(VERSION)_amd64.deb
+
+# Builds its own package, in the Containerfile's build stage.
+container-check:
+	scripts/container-check.sh
 
 TEST_TARGETS = HappyCoreTests HappySQLiteTests HappyRenderTests HappyLWSTests HappyClientKitTests HappyCurlTests HappyClientCLITests HappyServerComponentTests HappyServerTests
 
@@ -197,4 +237,4 @@ bench-frames:
 clean:
 	rm -rf .build
 
-.PHONY: bootstrap-build bootstrap-test bootstrap-bench
+.PHONY: bootstrap-build bootstrap-test bootstrap-bench package-build

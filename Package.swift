@@ -1,5 +1,12 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+/// The version `happyserver --version` and `happyclient --version` print: `make` sets
+/// HAPPY_VERSION from `git describe` (scripts/version.sh); a plain `swift build` says 0.0~dev.
+let versionDefine: [CSetting] = ProcessInfo.processInfo.environment["HAPPY_VERSION"].map { version in
+    [.define("HAPPY_VERSION", to: "\"\(version)\"")]
+} ?? []
 
 let package = Package(
     name: "Happy",
@@ -60,6 +67,9 @@ let package = Package(
         // epoll and eventfd for happybench's crowd sockets (in libc; Swift's Glibc module has neither).
         .systemLibrary(name: "CEpoll"),
 
+        // The version string, the only thing HAPPY_VERSION changes (one C function).
+        .target(name: "HappyVersion", cSettings: versionDefine),
+
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
         .target(name: "HappyCore"),
 
@@ -111,14 +121,14 @@ let package = Package(
         ),
 
         // The terminal client: argument parser, commands, output, the `play` screen.
-        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "HappyCurl"]),
+        .target(name: "HappyClientCLI", dependencies: ["HappyClientKit", "HappyCore", "HappyRender", "HappyCurl", "HappyVersion"]),
 
         // Examples of HappyClientKit, built with everything and run by the tests.
         .executableTarget(name: "Quickstart", dependencies: ["HappyClientKit"], path: "Examples/Quickstart"),
         .executableTarget(name: "SeedController", dependencies: ["HappyClientKit"], path: "Examples/SeedController"),
         .executableTarget(name: "RoomTour", dependencies: ["HappyClientKit"], path: "Examples/RoomTour"),
         .executableTarget(name: "happyserver",
-                          dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis", "HappyCurl"]),
+                          dependencies: ["HappyServer", "HappyCore", "HappySQLite", "HappyRedis", "HappyCurl", "HappyVersion"]),
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit", "CEpoll"]),

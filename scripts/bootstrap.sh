@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Happy needs to build, test and run, if missing.
-# Usage: scripts/bootstrap.sh [build|test|bench]   (default: build)
+# Usage: scripts/bootstrap.sh [build|test|bench|deb]   (default: build)
 set -euo pipefail
 
 purpose=${1:-build}
@@ -9,7 +9,9 @@ case "$purpose" in
   build) ;;
   test) packages+=(openssl curl redis-server redis-sentinel tmux chromium chromium-driver python3-venv) ;;
   bench) packages+=(wrk curl redis-server) ;;
-  *) echo "bootstrap: unknown purpose '$purpose' (build, test or bench)" >&2; exit 2 ;;
+  # make deb: after the build's, the tools that strip, package and write manual pages.
+  deb) packages=(binutils dpkg-dev gzip) ;;
+  *) echo "bootstrap: unknown purpose '$purpose' (build, test, bench or deb)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,5 +1,6 @@
 import Foundation
 import HappyClientKit
+import HappyVersion
 
 /// The `happyclient` program: parses the command line and runs the command.
 public enum HappyClient {
@@ -17,6 +18,10 @@ public enum HappyClient {
             console.out(HelpText.help(for: topic))
             return ExitStatus.success.rawValue
         }
+        if case .version = invocation.command {
+            console.out("happyclient \(version)")
+            return ExitStatus.success.rawValue
+        }
         var common = invocation.common
         if invocation.command.actsInTheRoom, common.name == nil { common.name = LoginName.current(environment: environment) }
         common.observe = invocation.command.observesTheRoom
@@ -30,7 +35,7 @@ public enum HappyClient {
         let context = CommandContext(common: common, loop: loop, console: console, environment: environment)
         let status: Int32
         switch invocation.command {
-        case .help: status = ExitStatus.success.rawValue
+        case .help, .version: status = ExitStatus.success.rawValue
         case .state(let json, nil): status = context.runState(json: json)
         case .state(let json, let seq?): status = context.runPastState(seq: seq, json: json)
         case .intents(_, let actions): status = context.runIntents(actions)
@@ -48,4 +53,9 @@ public enum HappyClient {
         loop.shutdown()
         return status
     }
+}
+
+extension HappyClient {
+    /// The version `happyclient --version` prints: `make`'s, from `git describe`, or 0.0~dev.
+    public static let version = String(cString: happy_version())
 }

@@ -2,10 +2,12 @@ import Foundation
 import HappyCore
 import HappyServer
 import HappyRedis
+import HappyVersion
 
-let version = "1.0.0"
+let version = String(cString: happy_version())
 let usage = """
     usage: happyserver [--config FILE] [--host HOST] [--port PORT]
+           happyserver check-config [FILE]
            happyserver token --sub NAME [--role ROLE] [--room ROOM] [--ttl SECONDS]
            happyserver --help | --version
 
@@ -20,6 +22,19 @@ let usage = """
       --port PORT     port to listen on, 0 for any free one (overrides "port")
       --help          show this text
       --version       show the version
+
+    commands:
+      check-config    validate a configuration file and print its effective
+                      settings, secrets redacted (exit 0), or name each bad key
+                      (exit 78); happyserver check-config --help
+      token           mint an access token; happyserver token --help
+
+    signals: SIGTERM and SIGINT stop the server cleanly (new intents are refused
+    with "unavailable", accepted ones are recorded and delivered, then every
+    client is closed with 1001).
+
+    exit status: 0 after a clean stop, 2 for a wrong command line, 71 when it
+    cannot listen, 74 when the store cannot be opened, 78 for a bad configuration.
     """
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
@@ -28,6 +43,18 @@ func fail(_ message: String, status: Int32 = 2) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "check-config" {
+    let rest = Array(arguments.dropFirst())
+    if rest.contains("--help") || rest.contains("-h") { print(CheckConfigCommand.usage); exit(0) }
+    do {
+        let outcome = try CheckConfigCommand.parse(rest).run()
+        outcome.stdout.forEach { print($0) }
+        outcome.stderr.forEach { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+        exit(outcome.status)
+    } catch {
+        fail("\(error.message)\n\(CheckConfigCommand.usage)")
+    }
+}
 if arguments.first == "token" {
     let rest = Array(arguments.dropFirst())
     if rest.contains("--help") || rest.contains("-h") { print(TokenCommand.usage); exit(0) }

@@ -166,4 +166,11 @@ final class ParserTests: XCTestCase {
             XCTAssertEqual(command([name.rawValue, "--help"]), .help(name))
         }
     }
+
+    func testVersionAnywhereOnTheLine() {
+        XCTAssertEqual(command(["--version"]), .version)
+        XCTAssertEqual(command(["--room", "kitchen", "state", "--version"]), .version)
+        XCTAssertEqual(command(["--version", "--help"]), .help(nil), "help wins")
+        XCTAssertTrue(HelpText.general.contains("--version"))
+    }
 }

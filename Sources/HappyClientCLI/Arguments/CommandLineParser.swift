@@ -26,6 +26,7 @@ public struct CommandLineParser {
         var commonValues: [CommonOptions.Key: String] = [:]
         var commandValues: [String: String] = [:]
         var wantsHelp = false
+        var wantsVersion = false
         var optionsEnded = false
 
         while index < arguments.count {
@@ -51,6 +52,8 @@ public struct CommandLineParser {
             let own = command?.options.first { $0.name == name }
             if name == "--help" || name == "-h" {
                 wantsHelp = true
+            } else if name == "--version", inline == nil {
+                wantsVersion = true
             } else if own == nil, let key = CommonOptions.Key(rawValue: name) {
                 commonValues[key] = try value(for: name, inline: inline, command: command)
             } else if let command, let option = own {
@@ -72,6 +75,7 @@ public struct CommandLineParser {
         }
 
         if wantsHelp { return Invocation(command: .help(command == .help ? nil : command)) }
+        if wantsVersion { return Invocation(command: .version) }
         guard let command else { throw UsageError(nil, "no command given") }
         if command == .help { return Invocation(command: .help(try helpTopic(positionals))) }
         let common = try CommonOptions.resolve(commonValues, environment: environment, command: command)

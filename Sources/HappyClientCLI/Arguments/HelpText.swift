@@ -60,6 +60,7 @@ public enum HelpText {
           --token TOKEN      access token, when the server requires one (HAPPY_TOKEN)
           --timeout SECONDS  how long to wait for the server (default 5)
           -h, --help         show help
+          --version          show the version
         """
 
     /// The one-line form of a command, shown with its usage errors.

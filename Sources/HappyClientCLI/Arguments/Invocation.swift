@@ -17,6 +17,8 @@ public struct Invocation: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     /// Show the tool's help, or a command's.
     case help(CommandName?)
+    /// Show the version (`--version`).
+    case version
     /// The room now (through a welcome), or with `seq` as it was right after that event.
     case state(json: Bool, seq: UInt64? = nil)
     /// Send these intents one after the other (`happiness 80`, `dragon forward --times 3`…).

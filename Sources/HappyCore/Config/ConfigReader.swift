@@ -18,7 +18,7 @@ extension HappyConfig {
     /// Checks ranges and relations between keys.
     public func validate(source: String = "config.json") throws(ConfigError) {
         func fail(_ key: String, _ rule: String) -> ConfigError {
-            ConfigError("\(source): \(key) \(rule)")
+            ConfigError("\(source): \(key) \(rule)", key: key)
         }
         guard !host.isEmpty else { throw fail("host", "must not be empty") }
         guard (0...65535).contains(port) else { throw fail("port", "must be between 0 and 65535 (0 picks a free port)") }
@@ -302,22 +302,32 @@ struct ConfigReader {
 
     // MARK: typed reads
 
+    /// An unknown key, with the keys its section takes (read from `HappyConfig`'s structure) and
+    /// the nearest of them.
     private func unknown(_ key: String) -> ConfigError {
-        ConfigError("\(source): unknown key \"\(key)\" (see the configuration reference in docs/configuration.md)")
+        let section = key.lastIndex(of: ".").map { String(key[..<$0]) } ?? ""
+        let name = key.lastIndex(of: ".").map { String(key[key.index(after: $0)...]) } ?? key
+        let accepted = HappyConfig.keys(under: section)
+        var text = "\(source): unknown key \"\(key)\""
+        if let nearest = ConfigKeys.nearest(to: name, in: accepted) { text += " (did you mean \"\(nearest)\"?)" }
+        if !accepted.isEmpty { text += "; \(section.isEmpty ? "the top level" : section) takes \(accepted.joined(separator: ", "))" }
+        return ConfigError(text + " (see docs/configuration.md)", key: key)
     }
 
     private func wrongType(_ key: String, _ expected: String, _ value: JSONValue) -> ConfigError {
-        ConfigError("\(source): \(key) must be \(expected), got \(value.kindName)")
+        ConfigError("\(source): \(key) must be \(expected), got \(value.kindName)", key: key)
     }
 
     private func members(_ json: JSONValue, path: String) throws(ConfigError) -> [(key: String, value: JSONValue)] {
         guard case .object(let members) = json else {
             throw ConfigError(path.isEmpty ? "\(source): the top level must be a JSON object"
-                                           : "\(source): \(path) must be an object, got \(json.kindName)")
+                                           : "\(source): \(path) must be an object, got \(json.kindName)",
+                              key: path.isEmpty ? nil : path)
         }
         var seen = Set<String>()
         for member in members where !seen.insert(member.key).inserted {
-            throw ConfigError("\(source): key \"\(path.isEmpty ? "" : path + ".")\(member.key)\" appears twice")
+            let key = (path.isEmpty ? "" : path + ".") + member.key
+            throw ConfigError("\(source): key \"\(key)\" appears twice", key: key)
         }
         return members
     }
@@ -351,7 +361,7 @@ struct ConfigReader {
         let names = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
         guard let text = v.stringValue else { throw wrongType(key, "one of \(names)", v) }
         guard let value = Choice(rawValue: text) else {
-            throw ConfigError("\(source): \(key) must be one of \(names), got \"\(text)\"")
+            throw ConfigError("\(source): \(key) must be one of \(names), got \"\(text)\"", key: key)
         }
         return value
     }

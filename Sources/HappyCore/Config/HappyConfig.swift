@@ -309,8 +309,14 @@ public struct HappyConfig: Equatable, Sendable {
 public struct ConfigError: Error, Equatable, CustomStringConvertible {
     /// The text for the operator; those of `parse` and `validate` start with the file's name.
     public let message: String
-    /// An error with this text.
-    public init(_ message: String) { self.message = message }
+    /// The key at fault (`limits.maxClients`, `webhooks[0].url`, `tls` for a rule between its
+    /// keys), when the problem is one key's; nil for text that is not JSON or an unreadable file.
+    public let key: String?
+    /// An error with this text, about `key` when given.
+    public init(_ message: String, key: String? = nil) {
+        self.message = message
+        self.key = key
+    }
     /// The message.
     public var description: String { message }
 }
