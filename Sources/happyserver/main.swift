@@ -31,10 +31,20 @@ let usage = """
 
     signals: SIGTERM and SIGINT stop the server cleanly (new intents are refused
     with "unavailable", accepted ones are recorded and delivered, then every
-    client is closed with 1001).
+    client is closed with 1001). SIGHUP reads the configuration again: limits,
+    tokens and secrets, origins, proxies, crowd settings and the log level
+    apply to what comes next, with nobody dropped; a key that cannot change
+    while running is named in the log and kept; a broken file is refused whole.
+    SIGUSR2 upgrades in place: the binary at this server's path starts with the
+    same arguments, takes over the listening socket and the store, and this
+    process's clients move to it (close 1012, rejoined at once and resumed);
+    if the new one fails to start, this one goes on serving and logs why.
 
-    exit status: 0 after a clean stop, 2 for a wrong command line, 71 when it
-    cannot listen, 74 when the store cannot be opened, 78 for a bad configuration.
+    exit status: 0 after a clean stop or an upgrade, 1 when an upgrade failed
+    after the store was handed over, 2 for a wrong command line, 71 when it
+    cannot listen, 73 when the data directory or operator key cannot be made,
+    74 when the store cannot be opened, 75 when a process taking over was not
+    let in, 78 for a bad configuration.
     """
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
