@@ -7,6 +7,8 @@ let version = "1.0.0"
 let usage = """
     usage: happyserver [--config FILE] [--host HOST] [--port PORT]
            happyserver token --sub NAME [--role ROLE] [--room ROOM] [--ttl SECONDS]
+           happyserver backup --to PATH [--config FILE] [--port PORT]
+           happyserver restore --from PATH [--config FILE]
            happyserver --help | --version
 
     Serves the shared Happy scene: WebSocket at /ws, the page from webRoot,
@@ -20,6 +22,11 @@ let usage = """
       --port PORT     port to listen on, 0 for any free one (overrides "port")
       --help          show this text
       --version       show the version
+
+    commands (each has --help):
+      token           mints an access token with auth.secret
+      backup          copies the running server's database, while it serves
+      restore         puts a backup in place of a stopped server's database
     """
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
@@ -40,6 +47,31 @@ if arguments.first == "token" {
         fail(error.message, status: 78)
     } catch {
         fail("\(error)")
+    }
+}
+
+/// Runs `backup` or `restore` to its end.
+func runCommand(usage: String, _ command: () throws -> String) -> Never {
+    do {
+        print(try command())
+        exit(0)
+    } catch let error as UsageError {
+        fail("\(error.message)\n\(usage)")
+    } catch let error as CommandFailure {
+        fail(error.message, status: error.status.rawValue)
+    } catch {
+        fail("\(error)", status: CommandFailure.Status.software.rawValue)
+    }
+}
+
+if arguments.first == "backup" || arguments.first == "restore" {
+    let rest = Array(arguments.dropFirst())
+    let backup = arguments.first == "backup"
+    let usage = backup ? BackupCommand.usage : RestoreCommand.usage
+    if rest.contains("--help") || rest.contains("-h") { print(usage); exit(0) }
+    runCommand(usage: usage) {
+        backup ? try BackupCommand.parse(rest, environment: ProcessInfo.processInfo.environment).run()
+               : try RestoreCommand.parse(rest).run()
     }
 }
 
