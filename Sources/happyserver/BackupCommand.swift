@@ -124,11 +124,14 @@ struct BackupCommand {
             return token
         }
         let path = (config.dataDir as NSString).appendingPathComponent(OperatorKey.fileName)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CommandFailure(.unavailable, "there is no operator key \(path): no server has run with this "
+                + "configuration's dataDir (a server makes the key at its first start)")
+        }
         guard let data = FileManager.default.contents(atPath: path),
               let key = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
               !key.isEmpty else {
-            throw CommandFailure(.noPermission, "cannot read the operator key \(path): run this as the server's user, "
-                + "with the server's configuration (the server makes the key at its first start)")
+            throw CommandFailure(.noPermission, "cannot read the operator key \(path): run this as the server's user")
         }
         return key
     }
