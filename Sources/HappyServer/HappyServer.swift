@@ -159,7 +159,7 @@ public final class HappyServer: @unchecked Sendable {
                                    broadcaster: broadcaster, coordinator: coordinator, store: self.store,
                                    responder: responder, logger: logger, webRoot: webRoot)
         backups = BackupService(settings: config.backup, dataDir: config.dataDir, store: store, gate: operatorGate,
-                                responder: responder, inbox: inbox, timers: timers, logger: logger)
+                                responder: responder, inbox: inbox, timers: timers, metrics: metrics, logger: logger)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)

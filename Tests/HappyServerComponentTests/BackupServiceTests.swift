@@ -73,6 +73,9 @@ final class BackupServiceTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: path))
         XCTAssertNotNil(asked.json?["bytes"]?.intValue)
         XCTAssertNotNil(asked.json?["seconds"]?.doubleValue)
+        let metrics = test.request("GET", "/metrics").text
+        XCTAssertTrue(metrics.contains("happy_backups_total 1\n"), metrics)
+        XCTAssertFalse(metrics.contains("happy_backup_last_success_timestamp_seconds 0\n"), metrics)
     }
 
     func testRequestsDuringABackupGetTheNextOne() throws {

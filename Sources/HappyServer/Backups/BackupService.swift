@@ -24,12 +24,13 @@ final class BackupService {
     }
 
     private let store: any RoomStore
-    let folder: BackupFolder
+    private let folder: BackupFolder
     private let everySeconds: Int
     private let gate: OperatorGate
     private let responder: HTTPResponder
     private let inbox: WakeInbox
     private let timers: any TimerScheduling
+    private let metrics: Metrics
     private let logger: Logger
     private let queue = DispatchQueue(label: "happy.backup")
     /// A backup is being written.
@@ -43,7 +44,7 @@ final class BackupService {
     private var periodicOff = false
 
     init(settings: HappyConfig.BackupSection, dataDir: String, store: any RoomStore, gate: OperatorGate,
-         responder: HTTPResponder, inbox: WakeInbox, timers: any TimerScheduling, logger: Logger) {
+         responder: HTTPResponder, inbox: WakeInbox, timers: any TimerScheduling, metrics: Metrics, logger: Logger) {
         folder = BackupFolder(settings: settings, dataDir: dataDir)
         everySeconds = settings.everySeconds
         self.store = store
@@ -51,6 +52,7 @@ final class BackupService {
         self.responder = responder
         self.inbox = inbox
         self.timers = timers
+        self.metrics = metrics
         self.logger = logger
         if everySeconds > 0 { timers.schedule(.backups, afterSeconds: firstDelay(now: Date())) }
     }
@@ -121,6 +123,8 @@ final class BackupService {
         answering = []
         switch result {
         case .success(let outcome):
+            metrics.backups += 1
+            metrics.lastBackupTime = Int(Date().timeIntervalSince1970)
             logger.info("backup written", ["path": outcome.path, "bytes": "\(outcome.bytes)",
                                            "seconds": String(format: "%.3f", outcome.seconds), "trigger": trigger.rawValue])
             for path in outcome.removed { logger.info("old backup removed", ["path": path, "keep": "\(folder.keep)"]) }
@@ -139,6 +143,7 @@ final class BackupService {
             let refusal = HTTPError(status: 409, code: "unsupported", "this server makes no backups: \(error.message)")
             for exchange in requests { responder.respond(exchange, refusal) }
         case .failure(let error):
+            metrics.backupFailures += 1
             logger.warn("backup failed", ["folder": folder.path, "error": error.message, "trigger": trigger.rawValue])
             for exchange in requests { responder.respond(exchange, .unavailable("the backup failed: \(error.message)")) }
         }
