@@ -22,7 +22,9 @@ struct BackupCommand {
         The credential is the server's operator key (dataDir/operator.key: run
         this as the server's user); with auth.secret set, an admin token
         (--token or HAPPY_TOKEN; happyserver token --sub NAME --role admin).
-        A stopped server's database needs no command: copy dataDir/happy.sqlite3.
+        With TLS it trusts the CA certificates of SSL_CERT_FILE (tls.cert itself
+        for a self-signed one). A stopped server's database needs no command:
+        copy dataDir/happy.sqlite3.
         With cluster.redis the rooms are in Redis: back up Redis itself (its RDB
         snapshots or append-only file, see docs/operations.md).
 
@@ -153,6 +155,9 @@ struct BackupCommand {
             throw CommandFailure(.unavailable, "no server answers at \(endpoint) (\(reason)): is it running, with this "
                 + "configuration (or give --host and --port)? A stopped server's database needs no command: "
                 + "copy its dataDir/\(SQLiteRoomStore.fileName)")
+        } catch .untrustedCertificate(let endpoint, let reason) {
+            throw CommandFailure(.unavailable, "the certificate of \(endpoint) is not trusted (\(reason)): name it, or "
+                + "its CA, in SSL_CERT_FILE (the configuration's tls.cert for a self-signed one)")
         } catch .timedOut {
             throw CommandFailure(.tempFailure, "the server at \(url) did not answer within \(Int(timeout)) s; "
                 + "its backup may still be running: see its log, or try again with a longer --timeout")
