@@ -147,7 +147,7 @@ let package = Package(
         // Integration tests: the real happyserver binary on an ephemeral port, real clients.
         .testTarget(
             name: "HappyServerTests",
-            dependencies: ["HappyCore", "HappyServer", "HappyClientKit", "happyserver", "happyclient"]
+            dependencies: ["HappyCore", "HappyServer", "HappySQLite", "HappyClientKit", "happyserver", "happyclient"]
         ),
     ]
 )

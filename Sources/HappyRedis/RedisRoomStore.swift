@@ -216,6 +216,13 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         try RedisReplication.confirm(on: connection, serial: connection.serial, replicas: replicaAcks, fence: false)
     }
 
+    /// Refuses: the rooms are Redis's, shared by every node, and Redis keeps
+    /// them durable and copyable itself.
+    public func backup(to path: String) throws(StoreError) {
+        throw StoreError(.unsupported, "the rooms are in Redis (cluster.redis): back up Redis itself, "
+            + "from its RDB snapshots or its append-only file (see Backups in docs/operations.md)")
+    }
+
     /// Loads a room, creating it first when Redis has none: nodes opening a
     /// new room at the same moment then agree on one epoch. With replica
     /// acks, only once the replicas confirm what was read.

@@ -17,10 +17,11 @@ final class SQLiteDatabase {
     let path: String
 
     /// `vfs`: SQLite's name of the OS layer to use (nil: the default).
-    init(path: String, vfs: String? = nil) throws(SQLiteError) {
+    /// `create`: make the file when it is missing (else opening it fails).
+    init(path: String, vfs: String? = nil, create: Bool = true) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &db, flags, vfs)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -63,7 +63,11 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             throw StoreError(.setup, "the data directory \(directory) is not writable (\(String(cString: strerror(errno)))); "
                 + "fix its permissions or set another dataDir")
         }
-        lock = try DataDirectoryLock(directory: directory)
+        do {
+            lock = try DataDirectoryLock(directory: directory)
+        } catch {
+            throw StoreError(.setup, error.message)
+        }
         path = (directory as NSString).appendingPathComponent(Self.fileName)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
@@ -317,30 +321,4 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         database.close()
         lock.release()
     }
-}
-
-/// An exclusive lock on a data directory, so two servers never share one store.
-final class DataDirectoryLock {
-    private var descriptor: Int32
-
-    init(directory: String) throws(StoreError) {
-        let path = (directory as NSString).appendingPathComponent("happy.lock")
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw StoreError(.setup, "cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            Foundation.close(descriptor)
-            throw StoreError(.setup, "another happyserver is using the data directory \(directory); stop it or choose another dataDir")
-        }
-    }
-
-    func release() {
-        guard descriptor >= 0 else { return }
-        flock(descriptor, LOCK_UN)
-        Foundation.close(descriptor)
-        descriptor = -1
-    }
-
-    deinit { release() }
 }

@@ -19,6 +19,8 @@ import HappyCore
 /// open, in one transaction.
 enum SQLiteSchema {
     static let version = "3"
+    /// Layouts the store opens: the current one, and the older ones it converts.
+    static let readable: Set<String> = ["1", "2", version]
 
     private static let createRooms = """
         CREATE TABLE IF NOT EXISTS rooms (

@@ -38,7 +38,7 @@ extension HappyServer {
         addressLimits.reconfigure(cap: next.limits.maxConnectionsPerAddress, trustedProxies: next.proxies)
         http.reconfigure(next)
         gate.reconfigure(next.limits)
-        operators.reconfigure(OperatorRequestCheck(config: next))
+        operatorGate.reconfigure(OperatorRequestCheck(config: next))
         api.reconfigure(next)
         registry.reconfigure(next)
         broadcaster.reconfigure(PresenceListing(config: next))

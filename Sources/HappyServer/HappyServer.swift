@@ -61,7 +61,9 @@ public final class HappyServer: @unchecked Sendable {
     let registry: ConnectionRegistry
     let addressLimits: AddressLimits
     let api: APIRoutes
+    let operatorGate: OperatorGate
     let operators: OperatorRoutes
+    let backups: BackupService
     let frames: FrameService
     let status: StatusRoutes
     let http: HTTPIntake
@@ -173,9 +175,12 @@ public final class HappyServer: @unchecked Sendable {
                                       metrics: metrics, refusals: refusals)
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
                         votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
-        operators = OperatorRoutes(directory: directory, access: access, check: OperatorRequestCheck(config: config),
-                                   headers: securityHeaders, broadcaster: broadcaster, coordinator: coordinator, store: self.store,
+        operatorGate = OperatorGate(access: access, check: OperatorRequestCheck(config: config), responder: responder)
+        operators = OperatorRoutes(directory: directory, gate: operatorGate, headers: securityHeaders,
+                                   broadcaster: broadcaster, coordinator: coordinator, store: self.store,
                                    responder: responder, logger: logger, webRoot: webRoot)
+        backups = BackupService(settings: config.backup, dataDir: config.dataDir, store: store, gate: operatorGate,
+                                responder: responder, inbox: inbox, timers: timers, metrics: metrics, logger: logger)
         frames = FrameService(producer: producer, streams: streams, config: config, directory: directory, history: history,
                               roomAccess: roomAccess, lifecycle: lifecycle, responder: responder, metrics: metrics,
                               logger: logger, clock: clock)
@@ -186,6 +191,7 @@ public final class HappyServer: @unchecked Sendable {
         status.register(in: &router)
         api.register(in: &router)
         operators.register(in: &router)
+        backups.register(in: &router)
         frames.register(in: &router)
         http = HTTPIntake(router: router, responder: responder, addressLimits: addressLimits, access: access,
                           config: config, refusals: refusals, metrics: metrics, logger: logger, clock: clock)
@@ -334,6 +340,7 @@ public final class HappyServer: @unchecked Sendable {
         case .pointers: pointers.tick()
         case .ticks: crowd.tick()
         case .votes: votes.tick()
+        case .backups: backups.tick()
         }
     }
 
@@ -406,6 +413,7 @@ public final class HappyServer: @unchecked Sendable {
     /// holds the database (or its lock) any more.
     func releaseStore() {
         senders.stop()
+        backups.stop()
         webhookOutbox?.close()
         coordinator.release()
     }
@@ -417,6 +425,7 @@ public final class HappyServer: @unchecked Sendable {
         timers.cancelAll()
         host?.destroy()
         senders.stop()
+        backups.stop()
         coordinator.close()
         logger.lifecycle("stopped", ["intents": "\(metrics.intents.values.reduce(0, +))", "events": "\(metrics.events)"])
     }

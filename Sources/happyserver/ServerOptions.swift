@@ -48,18 +48,21 @@ struct ServerOptions {
             switch argument {
             case "--config", "-c": options.configPath = try reader.value(for: argument)
             case "--host": options.host = try reader.value(for: argument)
-            case "--port", "-p":
-                let text = try reader.value(for: argument)
-                guard let port = Int(text), (0...65535).contains(port) else {
-                    throw UsageError(message: "--port must be a number from 0 to 65535, got \"\(text)\"")
-                }
-                options.port = port
+            case "--port", "-p": options.port = try port(try reader.value(for: argument))
             case "--help", "-h": options.showHelp = true
             case "--version": options.showVersion = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }
         }
         return options
+    }
+
+    /// The value of `--port`.
+    static func port(_ text: String) throws(UsageError) -> Int {
+        guard let port = Int(text), (0...65535).contains(port) else {
+            throw UsageError(message: "--port must be a number from 0 to 65535, got \"\(text)\"")
+        }
+        return port
     }
 }
 
@@ -154,5 +157,6 @@ extension HappyConfig {
         dataDir = resolve(dataDir)
         tls.cert = resolve(tls.cert)
         tls.key = resolve(tls.key)
+        backup.dir = resolve(backup.dir)
     }
 }

@@ -9,6 +9,8 @@ let usage = """
     usage: happyserver [--config FILE] [--host HOST] [--port PORT]
            happyserver check-config [FILE]
            happyserver token --sub NAME [--role ROLE] [--room ROOM] [--ttl SECONDS]
+           happyserver backup --to PATH [--config FILE] [--port PORT]
+           happyserver restore --from PATH [--config FILE]
            happyserver --help | --version
 
     Serves the shared Happy scene: WebSocket at /ws, the page from webRoot,
@@ -23,11 +25,12 @@ let usage = """
       --help          show this text
       --version       show the version
 
-    commands:
-      check-config    validate a configuration file and print its effective
-                      settings, secrets redacted (exit 0), or name each bad key
-                      (exit 78); happyserver check-config --help
-      token           mint an access token; happyserver token --help
+    commands (each has --help):
+      check-config    validates a configuration file and prints its effective
+                      settings, secrets redacted (exit 0), or names each bad key (exit 78)
+      token           mints an access token with auth.secret
+      backup          copies the running server's database, while it serves
+      restore         puts a backup in place of a stopped server's database
 
     signals: SIGTERM and SIGINT stop the server cleanly (new intents are refused
     with "unavailable", accepted ones are recorded and delivered, then every
@@ -77,6 +80,31 @@ if arguments.first == "token" {
         fail(error.message, status: 78)
     } catch {
         fail("\(error)")
+    }
+}
+
+/// Runs `backup` or `restore` to its end.
+func runCommand(usage: String, _ command: () throws -> String) -> Never {
+    do {
+        print(try command())
+        exit(0)
+    } catch let error as UsageError {
+        fail("\(error.message)\n\(usage)")
+    } catch let error as CommandFailure {
+        fail(error.message, status: error.status.rawValue)
+    } catch {
+        fail("\(error)", status: CommandFailure.Status.software.rawValue)
+    }
+}
+
+if arguments.first == "backup" || arguments.first == "restore" {
+    let rest = Array(arguments.dropFirst())
+    let backup = arguments.first == "backup"
+    let usage = backup ? BackupCommand.usage : RestoreCommand.usage
+    if rest.contains("--help") || rest.contains("-h") { print(usage); exit(0) }
+    runCommand(usage: usage) {
+        backup ? try BackupCommand.parse(rest, environment: ProcessInfo.processInfo.environment).run()
+               : try RestoreCommand.parse(rest).run()
     }
 }
 

@@ -161,6 +161,9 @@ public struct StoreError: Error, Equatable, CustomStringConvertible {
         /// intents must be neither acknowledged nor refused until the same
         /// write, sent again, gets a definite answer.
         case inDoubt
+        /// The store cannot do this at all (a backup of rooms kept in memory
+        /// only, or in Redis, which is backed up on its own side).
+        case unsupported
     }
 
     /// What went wrong.
@@ -206,6 +209,11 @@ public protocol RoomStore: AnyObject, Sendable {
     func webhookOutbox() throws(StoreError) -> any WebhookOutbox
     /// Forgets a room: its state and history (an operator deleted it; section 13).
     func deleteRoom(named name: String) throws(StoreError)
+    /// Writes a consistent copy of everything the store holds to `path` (a
+    /// new file) while commits go on. Called from a thread of its own, never
+    /// the one that commits. Throws `unsupported` when the store has nothing
+    /// to copy (memory) or is backed up by other means (Redis).
+    func backup(to path: String) throws(StoreError)
     /// Flushes and closes; no calls follow.
     func close()
     /// Closes at once for another process that opens the store right after
@@ -350,6 +358,12 @@ public final class MemoryRoomStore: RoomStore, @unchecked Sendable {
             throw StoreError(.damaged, "event \(seq) of room \(name) has no readable state")
         }
         return .found(PastState(epoch: record.room.epoch, seq: seq, scene: scene, dragonStatus: event.dragonStatus))
+    }
+
+    /// Refuses: rooms in memory have no file to copy, and are lost on restart anyway.
+    public func backup(to path: String) throws(StoreError) {
+        throw StoreError(.unsupported, "persistence is disabled (persistence.enabled: false): the rooms are kept in "
+            + "memory only, so there is no database to back up")
     }
 
     /// The scene an event message carries (`state`: the whole scene after it).

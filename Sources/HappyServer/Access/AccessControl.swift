@@ -106,7 +106,8 @@ final class AccessControl {
                 return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
             }
             if room == nil, claims.room != nil {
-                return .failure(HTTPError(status: 403, code: "forbidden", "listing rooms needs a token for every room"))
+                return .failure(HTTPError(status: 403, code: "forbidden", "this needs an admin token for every room (one without a room claim): "
+                    + "listing rooms and backups cover them all"))
             }
             return .success(())
         }

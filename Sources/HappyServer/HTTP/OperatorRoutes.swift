@@ -6,7 +6,8 @@ import HappyCore
 /// and deleting a room (close 4004, its state and history gone; it starts
 /// again at seq 0 with a new epoch). Every request shows a `Host` of this
 /// server and, changing something, a JSON body (`OperatorRequestCheck`),
-/// and the operator credential (`AccessControl.operatorAccess`).
+/// and the operator credential (`OperatorGate`). `POST /api/backup` is
+/// `BackupService`'s.
 final class OperatorRoutes {
     static let defaultLimit = 100
     static let maxLimit = 1000
@@ -14,13 +15,7 @@ final class OperatorRoutes {
     static let deleteReason = "the room was deleted by an operator"
 
     private let directory: RoomDirectory
-    private let access: AccessControl
-    private var check: OperatorRequestCheck
-
-    /// Applies a configuration read again (SIGHUP): host names and origins.
-    func reconfigure(_ check: OperatorRequestCheck) {
-        self.check = check
-    }
+    private let gate: OperatorGate
     private let headers: SecurityHeaders
     private let broadcaster: Broadcaster
     private let coordinator: CommitCoordinator
@@ -30,12 +25,11 @@ final class OperatorRoutes {
     /// The inspector page's file, served at `/admin` under the operator API's access rules.
     private let inspectorPath: String
 
-    init(directory: RoomDirectory, access: AccessControl, check: OperatorRequestCheck, headers: SecurityHeaders,
-         broadcaster: Broadcaster, coordinator: CommitCoordinator, store: any StoreAccess, responder: HTTPResponder,
-         logger: Logger, webRoot: String) {
+    init(directory: RoomDirectory, gate: OperatorGate, headers: SecurityHeaders, broadcaster: Broadcaster,
+         coordinator: CommitCoordinator, store: any StoreAccess, responder: HTTPResponder, logger: Logger,
+         webRoot: String) {
         self.directory = directory
-        self.access = access
-        self.check = check
+        self.gate = gate
         self.headers = headers
         self.broadcaster = broadcaster
         self.coordinator = coordinator
@@ -55,7 +49,7 @@ final class OperatorRoutes {
     /// shows comes from the routes above, with the key the page takes from
     /// its address's fragment), so it needs no credential; it is never framed.
     private func inspector(_ exchange: HTTPExchange) {
-        if let refusal = requestRefusal(exchange) { return responder.respond(exchange, refusal) }
+        if let refusal = gate.requestRefusal(exchange) { return responder.respond(exchange, refusal) }
         guard exchange.query["token"] == nil else {
             return responder.respond(exchange, HTTPError(status: 400, WireError(.invalidValue,
                 "the inspector takes its key in the address's fragment, /admin#key=KEY, which browsers never send "
@@ -69,29 +63,10 @@ final class OperatorRoutes {
                                                  headers: headers.inspector))
     }
 
-    /// Whether the request may go on: its Host, Origin and body, then its credential; false once answered.
-    private func allowed(_ exchange: HTTPExchange, room: String?) -> Bool {
-        if let refusal = requestRefusal(exchange) {
-            responder.respond(exchange, refusal)
-            return false
-        }
-        let credential = AccessControl.bearer(exchange.headers["authorization"])
-        if case .failure(let error) = access.operatorAccess(credential: credential, room: room) {
-            responder.respond(exchange, error)
-            return false
-        }
-        return true
-    }
-
-    private func requestRefusal(_ exchange: HTTPExchange) -> HTTPError? {
-        check.refusal(method: exchange.method, host: exchange.headers["host"], origin: exchange.headers["origin"],
-                      contentType: exchange.headers["content-type"], bodyLength: exchange.body.count)
-    }
-
     // MARK: GET /api/rooms
 
     private func list(_ exchange: HTTPExchange) {
-        guard allowed(exchange, room: nil) else { return }
+        guard gate.admits(exchange, room: nil) else { return }
         let limit: Int
         do throws(HTTPError) {
             limit = try QueryArgument.integer(exchange.query, "limit", in: 1...Self.maxLimit) ?? Self.defaultLimit
@@ -141,13 +116,13 @@ final class OperatorRoutes {
         let action = parts.count == 2 ? String(parts[1]) : ""
         switch (exchange.method, action) {
         case ("GET", ""):
-            guard allowed(exchange, room: name) else { return }
+            guard gate.admits(exchange, room: name) else { return }
             details(exchange, name)
         case ("POST", "kick"):
-            guard allowed(exchange, room: name) else { return }
+            guard gate.admits(exchange, room: name) else { return }
             kick(exchange, name)
         case ("DELETE", ""):
-            guard allowed(exchange, room: name) else { return }
+            guard gate.admits(exchange, room: name) else { return }
             delete(exchange, name)
         case (_, ""), (_, "kick"):
             responder.respond(exchange, .methodNotAllowed(exchange.method, exchange.route))

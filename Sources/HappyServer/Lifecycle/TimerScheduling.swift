@@ -11,6 +11,8 @@ enum ServerTimer: CaseIterable, Sendable {
     case ticks
     /// The end of a round of dragon votes.
     case votes
+    /// The next periodic backup.
+    case backups
 }
 
 /// How a component arms its timer. The timer does not call back into the

@@ -53,6 +53,10 @@ final class Metrics {
     var pointerSkips = 0
     var storeFailures = 0
     var commitConflicts = 0
+    var backups = 0
+    var backupFailures = 0
+    /// Wall-clock seconds of the last backup written (0: none since start).
+    var lastBackupTime = 0
 
     func countIntent(action: String, result: String, times: Int = 1) {
         intents["\(action)|\(result)", default: 0] += times

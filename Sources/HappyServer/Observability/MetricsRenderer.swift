@@ -73,6 +73,10 @@ enum MetricsRenderer {
         single("happy_store_conflicts_total", "counter", "Commits refused because another node recorded first.",
                metrics.commitConflicts)
         histogram("happy_store_commit_seconds", "Time to record one group commit.", metrics.commitLatency)
+        single("happy_backups_total", "counter", "Backups of the database written.", metrics.backups)
+        single("happy_backup_failures_total", "counter", "Backups that failed.", metrics.backupFailures)
+        single("happy_backup_last_success_timestamp_seconds", "gauge",
+               "Unix time of the last backup written since start (0: none).", metrics.lastBackupTime)
         single("happy_renders_total", "counter", "Frames rendered.", metrics.renders)
         single("happy_render_cache_hits_total", "counter", "Frame requests served from the cache.", metrics.renderCacheHits)
         single("happy_render_coalesced_total", "counter", "Frame requests that shared a render already running.",
