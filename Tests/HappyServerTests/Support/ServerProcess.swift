@@ -109,9 +109,33 @@ final class ServerProcess: @unchecked Sendable {
             "happyserver did not start listening: \(log.text)"])
     }
 
+    /// The processes serving this server's configuration now: after an
+    /// upgrade (SIGUSR2) that is a process this one did not start.
+    func servingPids() -> [Int32] {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init) ?? []
+        return pids.filter { pid in
+            guard let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")),
+                  let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  !status.contains("State:\tZ") else { return false }
+            return command.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }.contains(configURL.path)
+        }
+    }
+
+    /// Stops processes that took over from the one this started (they are not its children).
+    private func stopSuccessors(signal: Int32, timeout: Double = 10) {
+        let successors = servingPids().filter { $0 != pid }
+        for successor in successors { Foundation.kill(successor, signal) }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline && !servingPids().filter({ successors.contains($0) }).isEmpty {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        for left in servingPids() where successors.contains(left) { Foundation.kill(left, SIGKILL) }
+    }
+
     /// SIGTERM and wait; returns the exit status.
     @discardableResult
     func stop(timeout: Double = 10) -> Int32 {
+        stopSuccessors(signal: SIGTERM)
         guard let process, process.isRunning else { return process?.terminationStatus ?? 0 }
         process.terminate()
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -127,6 +151,7 @@ final class ServerProcess: @unchecked Sendable {
 
     /// SIGKILL: a crash.
     func kill() {
+        stopSuccessors(signal: SIGKILL, timeout: 2)
         guard let process, process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         Self.waitForExit(process)
