@@ -211,14 +211,7 @@ else
   echo "systemd: $(in_systemd 'systemctl is-system-running'), happy.service enabled: $(in_systemd 'systemctl is-enabled happy')"
   for _ in $(seq 1 50); do [ "$(in_systemd 'systemctl is-active happy')" = activating ] || break; sleep 0.2; done
   state=$(in_systemd 'systemctl is-active happy' || true)
-  if [ "$state" = activating ] && in_systemd 'journalctl -u happy -o cat | grep -q listening'; then
-    # Type=notify waits for READY=1; a server that listens without sending it is checked with
-    # Type=simple (a drop-in in /run, this container's only).
-    echo "the server listens but sent no READY=1 (Type=notify waits for it): the rest with a Type=simple drop-in"
-    in_systemd 'mkdir -p /run/systemd/system/happy.service.d && printf "[Service]\nType=simple\n" >/run/systemd/system/happy.service.d/check.conf && systemctl daemon-reload && systemctl restart happy'
-    state=$(in_systemd 'systemctl is-active happy' || true)
-  fi
-  echo "happy.service: $state"
+  echo "happy.service: $state (Type=notify: active once the server sent READY=1)"
   [ "$state" = active ] || { in_systemd 'journalctl -u happy -o cat --no-pager | tail -20'; fail "happy.service is not active"; }
   in_systemd 'pid=$(systemctl show -p MainPID --value happy); ps -o user=,args= -p $pid; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/$pid/status | tr "\n\t" "  "; echo; grep "open files" /proc/$pid/limits'
   in_systemd 'happyclient --room systemd-check happiness 70' || fail "happyclient against the service"
@@ -228,6 +221,19 @@ else
   echo "systemctl reload with a bad key: refused; the journal: $(in_systemd 'journalctl -u happy -o cat --no-pager | grep -m1 "unknown key"' | cut -c1-100)…"
   in_systemd 'cp /root/config.json /etc/happy/config.json'
   [ "$(in_systemd 'systemctl is-active happy' || true)" = active ] || fail "the server stopped after a refused reload"
+  in_systemd 'systemctl reload happy' || fail "systemctl reload refused a good configuration"
+  # An upgrade in place: the new process tells systemd it is the main one (MAINPID=), the old one leaves.
+  before=$(in_systemd 'systemctl show -p MainPID --value happy')
+  in_systemd 'systemctl kill --signal=SIGUSR2 --kill-whom=main happy'
+  after=$before
+  for _ in $(seq 1 100); do
+    after=$(in_systemd 'systemctl show -p MainPID --value happy')
+    [ "$after" != "$before" ] && ! in_systemd "kill -0 $before" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "upgrade (SIGUSR2): main process $before -> $after, $(in_systemd 'systemctl is-active happy')"
+  [ "$after" != "$before" ] || fail "systemd did not follow the upgraded process (MainPID stayed $before)"
+  in_systemd 'happyclient --room systemd-check state' | grep -q 'happiness *70' || fail "the room after the upgrade"
   in_systemd 'systemctl stop happy'
   result=$(in_systemd 'systemctl show -p Result --value happy; systemctl show -p ExecMainStatus --value happy' | tr '\n' ' ')
   echo "systemctl stop: result and status $result"
