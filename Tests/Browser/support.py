@@ -93,8 +93,41 @@ class Server:
                 return self
         raise RuntimeError("happyserver did not start:\n" + "\n".join(self.log_lines[-30:]))
 
+    def serving_pids(self):
+        """The happyservers running on this config: the one started here, or those that took over from it."""
+        pids = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+                zombie = "State:\tZ" in (entry / "status").read_text()
+            except OSError:
+                continue
+            if str(self.config_path).encode() in command and not zombie:
+                pids.append(int(entry.name))
+        return pids
+
+    def upgrade(self, timeout=30):
+        """SIGUSR2, as `systemctl kill --signal=SIGUSR2` would: waits until a new process alone serves."""
+        [old] = self.serving_pids()
+        os.kill(old, signal.SIGUSR2)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            pids = self.serving_pids()
+            if len(pids) == 1 and pids[0] != old:
+                return pids[0]
+            time.sleep(0.02)
+        raise RuntimeError("the upgrade did not complete:\n" + "\n".join(self.log_lines[-30:]))
+
     def stop(self):
-        """SIGTERM, as a deploy would; waits for the process."""
+        """SIGTERM, as a deploy would; waits for the process (and any that took over from it)."""
+        for successor in self.serving_pids():
+            if self.process is None or successor != self.process.pid:
+                os.kill(successor, signal.SIGTERM)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(pid != getattr(self.process, "pid", None) for pid in self.serving_pids()):
+            time.sleep(0.02)
         if self.process and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import support
 from support import wait_for
+from test_page import join_with_dialog
 
 # Loads the module into the page once, and keeps a record per client of everything it reported.
 # The WebSocket constructor is wrapped only to let a test drop a socket from the page side.
@@ -38,7 +39,7 @@ import('/js/happy-client.js').then((module) => {
     client.on('delivery', (delivery) => record.deliveries.push(delivery));
     client.on('presence', (change) => record.presence.push(change));
     client.on('resync', (resync) => record.resyncs.push(resync));
-    client.on('status', (status) => record.statuses.push(status));
+    client.on('status', (status) => record.statuses.push({ ...status, at: Date.now() }));
     client.on('pointers', (change) => record.pointers.push(change));
     client.on('error', (error) => record.errors.push({ code: error.code, message: error.message }));
     window.records[key] = record;
@@ -623,6 +624,62 @@ class ClientModuleAcrossARestart(unittest.TestCase):
             self.assertEqual((ack["seq"], ack["result"]), (2, "applied"))
         finally:
             driver.quit()
+            server.close()
+
+    def test_comes_back_at_once_when_the_server_is_upgraded_and_so_does_the_page(self):
+        server = support.Server().start()
+        driver = support.browser()
+        page = support.browser()
+        try:
+            driver.set_script_timeout(60)
+            driver.get(server.base + "/healthz")
+            self.assertIs(driver.execute_async_script(INSTALL), True)
+            room = new_room("upgrade")
+            join_with_dialog(page, server, room, "pat")
+            driver.execute_script("window.openClient('alice', arguments[0])", {"room": room, "name": "alice"})
+
+            def run_js(body):
+                outcome = driver.execute_async_script(RUN, body, [])
+                self.assertNotIn("error", outcome)
+                return outcome["value"]
+
+            def client(expression):
+                return driver.execute_script(f"const c = window.records.alice.client; return {expression};")
+
+            run_js("await clients.alice.ready(); await clients.alice.intent('dragon.forward');")
+            epoch = client("c.epoch")
+            wait_for(page, lambda d: support.info(d)["seq"] == 1, 10, "the page did not see the first event")
+            page.execute_script("window.connectionTexts = []; new MutationObserver(() => "
+                                "window.connectionTexts.push(document.getElementById('connection').textContent))"
+                                ".observe(document.getElementById('connection'), {childList: true, characterData: true, subtree: true});")
+
+            server.upgrade()
+
+            wait_for(driver, lambda d: len(driver.execute_script("return window.records.alice.welcomes")) == 2
+                     and client("c.connected"), 30, f"no reconnect: {client('c.status')}")
+            statuses = driver.execute_script("return window.records.alice.statuses")
+            restart = [s for s in statuses if s["phase"] == "reconnecting"]
+            self.assertEqual(len(restart), 1, statuses)
+            self.assertEqual(restart[0]["code"], 1012, restart)
+            self.assertEqual(restart[0]["failures"], 0, "a restart is not a failed attempt")
+            self.assertLessEqual(restart[0]["retryAt"] - restart[0]["at"], 251, "1012 is retried within 250 ms")
+            welcome = client("c.welcome")
+            self.assertTrue(welcome["recovered"])
+            self.assertEqual(welcome["epoch"], epoch)
+            query = parse_qs(urlparse(client("c.url")).query)
+            self.assertEqual((query["since"], query["epoch"]), (["1"], [epoch]))
+            ack = run_js("return await clients.alice.intent('dragon.back');")
+            self.assertEqual((ack["seq"], ack["result"]), (2, "applied"))
+
+            # The page: told the server restarts, back by itself, resumed, and it sees what came after.
+            wait_for(page, lambda d: support.info(d)["seq"] == 2 and support.info(d)["connection"] == "connected",
+                     30, "the page did not come back after the upgrade")
+            self.assertTrue(support.info(page)["recovered"])
+            page_texts = page.execute_script("return window.connectionTexts")
+            self.assertTrue(any("Server restarting" in text for text in page_texts), page_texts)
+        finally:
+            driver.quit()
+            page.quit()
             server.close()
 
 

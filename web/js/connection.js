@@ -140,6 +140,8 @@ export class RoomConnection {
           resumed ? `resumed at seq ${welcome.seq}` : '', { recovered: status.recovered });
       }
       case 'reconnecting':
+        // 1012: the server is restarting or being upgraded; the client is back within 250 ms.
+        if (code === 1012) return this.tell(phase, 'Server restarting: reconnecting…', '', { code, reason });
         return this.tell(phase, `Disconnected (${describeClose(code, reason)})`, `next attempt ${failures} in`,
           { retryAt: status.retryAt, code, reason });
       case 'refused':

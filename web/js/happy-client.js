@@ -28,10 +28,15 @@ export const CLOSE_REASONS = Object.freeze({
   1008: 'refused (policy)',
   1009: 'message too big',
   1011: 'server error',
+  1012: 'server restarting',
   1013: 'server busy, try again later',
   4003: 'removed by an operator',
   4004: 'room deleted by an operator',
 });
+
+/** A server restarting or being upgraded closes with 1012 (section 2): come back at once, with jitter. */
+const SERVICE_RESTART = 1012;
+const RESTART_JITTER_MS = 250;
 
 /** An operator removed this client (4003) or deleted its room (4004), section 13: never retried by itself. */
 const OPERATOR_CLOSES = Object.freeze({
@@ -176,6 +181,8 @@ export class HappyError extends Error {
  * @property {false|{minDelayMs?: number, maxDelayMs?: number}} [reconnect] Backoff between
  *   attempts after a lost connection: a random delay in [ceiling/2, ceiling], the ceiling
  *   doubling from `minDelayMs` (500) up to `maxDelayMs` (15000). `false`: never reconnect.
+ *   A close with 1012 (the server restarting or being upgraded) is not a failure: the client
+ *   comes back after a random 0–250 ms, without backoff.
  * @property {number} [pingIntervalMs] How often to ping the server to keep the clock estimate
  *   fresh (10000; 0 turns it off). A connection that leaves pings unanswered for two intervals
  *   is given up and reconnected.
@@ -636,10 +643,16 @@ export class HappyClient {
       this.#rejectReady(new HappyError('closed', `closed: ${describeClose(code, reason)}`));
       return;
     }
-    const { minDelayMs, maxDelayMs } = this.#reconnect;
-    const ceiling = Math.min(maxDelayMs, minDelayMs * 2 ** this.#failures);
-    const delay = ceiling / 2 + Math.random() * ceiling / 2;
-    this.#failures += 1;
+    let delay;
+    if (code === SERVICE_RESTART) {
+      // The server taking over already listens; the jitter spreads the crowd coming back.
+      delay = Math.random() * RESTART_JITTER_MS;
+    } else {
+      const { minDelayMs, maxDelayMs } = this.#reconnect;
+      const ceiling = Math.min(maxDelayMs, minDelayMs * 2 ** this.#failures);
+      delay = ceiling / 2 + Math.random() * ceiling / 2;
+      this.#failures += 1;
+    }
     const retryAt = Date.now() + delay;
     this.#setStatus({ phase: 'reconnecting', retryAt, code, reason });
     this.#retryTimer = setTimeout(() => {
