@@ -341,6 +341,7 @@ public final class HappyServer: @unchecked Sendable {
         case .ticks: crowd.tick()
         case .votes: votes.tick()
         case .backups: backups.tick()
+        case .restartWave: registry.closeAll(code: closing.code, reason: closing.reason)
         }
     }
 
@@ -405,7 +406,11 @@ public final class HappyServer: @unchecked Sendable {
         closingClients = true
         // Time to deliver what is recorded, then for the close handshakes.
         shutdownDeadline = max(shutdownDeadline, clock.fresh() + 1 + Double(Broadcaster.closeAckSeconds))
-        registry.closeAll(code: closing.code, reason: closing.reason)
+        if closing.code == .serviceRestart && registry.closeRecentWriters(code: closing.code, reason: closing.reason) {
+            timers.schedule(.restartWave, afterSeconds: ConnectionRegistry.restartWaveDelay)
+        } else {
+            registry.closeAll(code: closing.code, reason: closing.reason)
+        }
         streams.endStreams()
     }
 

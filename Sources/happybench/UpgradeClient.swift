@@ -21,6 +21,15 @@ final class UpgradeTally: @unchecked Sendable {
     var firstGap: String?
     var errors = 0
     var firstError: String?
+    /// Intents refused `unavailable` while the store changed hands (nothing applied), sent again after the rejoin.
+    var resent = 0
+    /// When writers saw 1012, and when they were welcomed back (monotonic ns).
+    var writerRestarts: [UInt64] = []
+    var writerRejoins: [UInt64] = []
+    /// When those writers started connecting again (monotonic ns), beside `writerRejoins`.
+    var writerReconnectStarts: [UInt64] = []
+    /// When each intent was last sent, by id (monotonic ns).
+    var sentAt: [String: UInt64] = [:]
     /// Every ack: writer, its intent's id, the seq, and when (monotonic ns).
     var acks: [(writer: Int, id: String, seq: UInt64, result: String, at: UInt64)] = []
 }
@@ -40,6 +49,9 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
     private(set) var lastSeq: UInt64 = 0
     private var epoch = ""
     private var sent = 0
+    /// Intents to send once welcomed: refused while the store changed hands, or due while away.
+    private var owed: [(id: String, text: String)] = []
+    private var connectStartedAt: UInt64 = 0
 
     init(index: Int, room: String, writer: Int?, workload: UpgradeWorkload, tally: UpgradeTally) {
         self.index = index
@@ -56,15 +68,27 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
         var path = "/ws?room=\(room)&name=\(name)"
         if reconnecting { path += "&since=\(lastSeq)&epoch=\(epoch)" }
         welcomed = false
+        connectStartedAt = CrowdDriver.now()
         link = workload.loop(for: index).open(self, port: workload.port, path: path)
     }
 
-    /// Sends the next intent (writers only), from the workload's pacer via the loop.
+    /// Sends the next intent (writers only), from the workload's pacer via the loop;
+    /// while away, as a person's client would, it is sent on the rejoin.
     func sendIntent() {
-        guard let writer, welcomed, let link else { return }
+        guard let writer else { return }
         sent += 1
         let action = sent % 2 == 0 ? "dragon.back" : "dragon.forward"
-        link.send(text: #"{"type":"intent","id":"w\#(writer)-\#(sent)","action":"\#(action)"}"#)
+        let intent = #"{"type":"intent","id":"w\#(writer)-\#(sent)","action":"\#(action)"}"#
+        guard welcomed, let link else {
+            if owed.count < 2 { owed.append((id: "w\(writer)-\(sent)", text: intent)) }
+            return
+        }
+        send(id: "w\(writer)-\(sent)", intent, on: link)
+    }
+
+    private func send(id: String, _ intent: String, on link: CrowdSocket) {
+        tally.sentAt[id] = CrowdDriver.now()
+        link.send(text: intent)
     }
 
     func receive(_ bytes: UnsafeRawBufferPointer) {
@@ -78,7 +102,7 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
             // A resync jumps; the protocol allows it for a client that fell behind, which these never do.
             note(&tally.gaps, &tally.firstGap, "client \(index) was resynced")
         case (UInt8(ascii: "e"), _):
-            note(&tally.errors, &tally.firstError, String(decoding: bytes.prefix(200), as: UTF8.self))
+            refused(String(decoding: bytes, as: UTF8.self))
         default:
             break
         }
@@ -88,6 +112,7 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
         guard !workload.isClosing else { return }
         if closeCode == Int(WebSocketCloseCode.serviceRestart.rawValue) {
             tally.restarts += 1
+            if writer != nil { tally.writerRestarts.append(CrowdDriver.now()) }
             reconnecting = true
             workload.after(Double.random(in: 0..<0.25)) { [self] in workload.loop(for: index).perform { [self] in connect() } }
         } else if welcomed {
@@ -113,6 +138,10 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
         epoch = json["epoch"]?.stringValue ?? epoch
         if reconnecting {
             tally.rejoins += 1
+            if writer != nil {
+                tally.writerRejoins.append(CrowdDriver.now())
+                tally.writerReconnectStarts.append(connectStartedAt)
+            }
             // Recovered: the missed events follow, from lastSeq + 1.
             if json["recovered"]?.boolValue == true {
                 tally.recovered += 1
@@ -123,6 +152,20 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
             lastSeq = UInt64(seq)
             workload.didWelcome()
         }
+        if let link { for intent in owed { send(id: intent.id, intent.text, on: link) } }
+        owed.removeAll()
+    }
+
+    /// An error: `unavailable` during an upgrade says nothing was applied, so the intent is sent
+    /// again after the rejoin (same id); anything else is counted as an error.
+    private func refused(_ text: String) {
+        guard text.contains(#""code":"unavailable""#), let json = try? JSONParser.parse(Array(text.utf8)),
+              let id = json["id"]?.stringValue, let writer, id.hasPrefix("w\(writer)-") else {
+            return note(&tally.errors, &tally.firstError, String(text.prefix(200)))
+        }
+        tally.resent += 1
+        let action = (Int(id.dropFirst("w\(writer)-".count)) ?? 1) % 2 == 0 ? "dragon.back" : "dragon.forward"
+        owed.append((id: id, text: #"{"type":"intent","id":"\#(id)","action":"\#(action)"}"#))
     }
 
     /// An event (or a tick from `from`): the next seq, or a gap.

@@ -124,11 +124,27 @@ final class UpgradeWorkload: @unchecked Sendable {
         let acks = tallies.flatMap(\.acks).sorted { $0.at < $1.at }
         let duplicates = Dictionary(grouping: acks, by: { "\($0.writer)/\($0.id)" }).values.filter { $0.count > 1 }.count
         let (lost, unacked) = try Self.checkHistory(acks: acks, shape: shape, port: server.port)
-        let pauses = upgradeTimes.map { start -> Double in
-            // The longest stretch without an ack from just before the upgrade until the clients are back.
-            let window = acks.filter { $0.at + 1_000_000_000 >= start && $0.at <= start + UInt64(shape.interval * 1e9) }
-            return zip(window, window.dropFirst()).map { Double($1.at - $0.at) / 1e6 }.max() ?? 0
-        }.sorted()
+        let restarts = tallies.flatMap(\.writerRestarts).sorted()
+        let windows = upgradeTimes.map { start -> (pause: Double, slowest: Double, slowestAt: Double) in
+            let end = start + UInt64(shape.interval * 1e9)
+            let window = acks.filter { $0.at + 1_000_000_000 >= start && $0.at <= end }
+            let gaps = zip(window, window.dropFirst()).map { (from: $0.at, ms: Double($1.at - $0.at) / 1e6) }
+            // The pause: from the last ack before the handover (the first 1012) to the first ack after it.
+            guard let handover = restarts.first(where: { $0 > start && $0 < end }),
+                  let pause = gaps.first(where: { $0.from <= handover && $0.from + UInt64($0.ms * 1e6) > handover }) else {
+                return (gaps.map(\.ms).max() ?? 0, 0, 0)
+            }
+            // Besides, the longest wait between acks in the second after it (while everyone comes back).
+            let after = gaps.filter { $0.from >= handover && $0.from < handover + 1_000_000_000 }
+            let slowest = after.max { $0.ms < $1.ms }
+            return (pause.ms, slowest?.ms ?? 0, slowest.map { Double($0.from - handover) / 1e6 } ?? 0)
+        }
+        let pauses = windows.map(\.pause).sorted()
+        let sentAt = tallies.reduce(into: [String: UInt64]()) { $0.merge($1.sentAt) { a, _ in a } }
+        let breakdown = Self.breakdown(upgradeTimes: upgradeTimes, acks: acks.map { ($0.at, sentAt[$0.id] ?? 0) },
+                                       restarts: restarts,
+                                       rejoins: tallies.flatMap { zip($0.writerRejoins, $0.writerReconnectStarts) }
+                                           .sorted { $0.0 < $1.0 }, interval: shape.interval)
         let median = pauses.isEmpty ? 0 : pauses[pauses.count / 2]
         let p99 = pauses.last ?? 0
         let expectedRejoins = shape.clients * shape.upgrades
@@ -144,19 +160,41 @@ final class UpgradeWorkload: @unchecked Sendable {
             (String(format: "write pause per upgrade: median %.0f ms (≤ 100), p99 %.0f ms (≤ 300); each: %@", median, p99,
                     pauses.map { String(format: "%.0f", $0) }.joined(separator: " ")), median <= 100 && p99 <= 300),
         ]
+        checks.append(("intents refused unavailable while the store changed hands, sent again after the rejoin: \(sum(\.resent))", true))
         checks.append(("errors: \(sum(\.errors))" + (first(\.firstError).map { " (\($0))" } ?? ""), sum(\.errors) == 0))
         let lines = checks.map { "  \($0.1 ? "ok  " : "FAIL") \($0.0)" }
             + [String(format: "  upgrades took %@ s (SIGUSR2 to the old process gone)",
                       handovers.map { String(format: "%.2f", $0) }.joined(separator: " ")),
-               "  phases (ms, from the server's log): " + Self.phases(server.logText)]
+               "  phases (ms, from the server's log): " + Self.phases(server.logText),
+               "  longest wait between acks in the second after each handover (ms, at ms after it): "
+                   + windows.map { String(format: "%.0f at %.0f", $0.slowest, $0.slowestAt) }.joined(separator: "  "),
+               "  pause made of (ms): last ack before → a writer's first 1012 → a writer back (its jitter/its connection) → first intent sent after → its ack: "
+                   + breakdown]
         let json: [String: Any] = [
             "clients": shape.clients, "writers": shape.writers, "rate": shape.rate, "upgrades": shape.upgrades,
             "refused": sum(\.refused), "dropped": sum(\.dropped), "restarts": sum(\.restarts),
             "rejoins": sum(\.rejoins), "recovered": sum(\.recovered), "gaps": sum(\.gaps), "acks": acks.count,
-            "lost": lost, "duplicated": duplicates, "appliedWithoutAck": unacked,
+            "lost": lost, "duplicated": duplicates, "appliedWithoutAck": unacked, "resentAfterUnavailable": sum(\.resent),
             "pauseMs": pauses, "pauseMedianMs": median, "pauseP99Ms": p99, "handoverSeconds": handovers,
+            "longestAckWaitAfterMs": windows.map(\.slowest),
         ]
         return Result(lines: lines, json: json, passed: checks.allSatisfy(\.1))
+    }
+
+    /// Where each pause went: from the last ack before it to the first writer's 1012,
+    /// to the first writer welcomed back, to the first intent sent after that, to its ack.
+    static func breakdown(upgradeTimes: [UInt64], acks: [(at: UInt64, sent: UInt64)], restarts: [UInt64],
+                          rejoins: [(at: UInt64, started: UInt64)], interval: Double) -> String {
+        upgradeTimes.compactMap { start -> String? in
+            let end = start + UInt64(interval * 1e9)
+            guard let restart = restarts.first(where: { $0 > start && $0 < end }),
+                  let lastAck = acks.last(where: { $0.at <= restart }),
+                  let rejoin = rejoins.first(where: { $0.at > restart && $0.at < end }),
+                  let nextAck = acks.first(where: { $0.at > rejoin.at }) else { return nil }
+            let ms = { (from: UInt64, to: UInt64) in String(format: "%.0f", Double(Int64(bitPattern: to &- from)) / 1e6) }
+            return "\(ms(lastAck.at, restart))+\(ms(restart, rejoin.started))/\(ms(rejoin.started, rejoin.at))"
+                + "+\(ms(rejoin.at, nextAck.sent))+\(ms(nextAck.sent, nextAck.at))"
+        }.joined(separator: "  ")
     }
 
     /// From each `started the new process` line: to `ready`, to `store released`, to `serves`, to `stopped`.

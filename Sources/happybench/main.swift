@@ -42,7 +42,8 @@ let usage = """
     server is upgraded in place with SIGUSR2 --upgrade-count 5 times,
     --upgrade-interval 6 s apart; exits 1 when a connection is refused, an
     acked intent lost or doubled, a client not resumed, or the write pause
-    per upgrade past a median of 100 ms or a p99 of 300 ms).
+    per upgrade, from the last ack before the handover to the first ack
+    after it, past a median of 100 ms or a p99 of 300 ms).
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -153,6 +153,52 @@ final class BroadcasterTests: XCTestCase {
         XCTAssertEqual(reader.closeFrame?.closeReason, "server shutting down")
     }
 
+    func testARestartClosesTheRecentWritersFirstAndTheOthersAMomentLater() {
+        let test = TestServer()
+        let earlyWriter = test.joined(name: "early")
+        let reader = test.joined(name: "reader")
+        let writer = test.joined(name: "writer")
+        test.sendIntent(earlyWriter, "dragon.forward")
+        test.advance(by: ConnectionRegistry.recentWriterSeconds + 1)
+        test.sendIntent(writer, "dragon.back")
+        test.turn()
+        for client in [earlyWriter, reader, writer] { test.pump(client) }
+
+        test.server.closing = (.serviceRestart, WebSocketCloseCode.serviceRestartReason)
+        test.server.closeClients()
+        for client in [earlyWriter, reader, writer] { test.pump(client) }
+        XCTAssertEqual(writer.closeFrame?.closeCode, 1012, "the one who wrote lately goes first")
+        XCTAssertNil(reader.closeFrame, "the others wait")
+        XCTAssertNil(earlyWriter.closeFrame, "a write more than \(ConnectionRegistry.recentWriterSeconds) s ago is not lately")
+        XCTAssertEqual(test.timers.delay(of: .restartWave) ?? 0, ConnectionRegistry.restartWaveDelay, accuracy: 1e-6)
+
+        test.advance(by: ConnectionRegistry.restartWaveDelay)
+        test.turn()
+        for client in [earlyWriter, reader, writer] { test.pump(client) }
+        XCTAssertEqual(reader.closeFrame?.closeCode, 1012)
+        XCTAssertEqual(reader.closeFrame?.closeReason, WebSocketCloseCode.serviceRestartReason)
+        XCTAssertEqual(earlyWriter.closeFrame?.closeCode, 1012)
+        XCTAssertEqual(writer.transport.frames.filter(\.isClose).count, 1, "one close each")
+    }
+
+    func testAShutdownClosesEveryoneAtOnce() {
+        let test = TestServer()
+        let reader = test.joined()
+        let writer = test.joined()
+        test.sendIntent(writer, "dragon.forward")
+        test.turn()
+        test.pump(reader)
+        _ = test.messages(of: reader)  // the writer's join, its event
+        test.server.closeClients()
+        test.pump(writer)
+        // The writer is gone before the reader's close is written: everyone is going, so no leave for it.
+        test.close(writer)
+        test.pump(reader)
+        XCTAssertEqual([reader.closeFrame?.closeCode, writer.closeFrame?.closeCode], [1001, 1001])
+        XCTAssertEqual(test.types(of: reader).filter { $0 == "presence" }, [], "no presence left for a client closed with everyone")
+        XCTAssertNil(test.timers.delay(of: .restartWave))
+    }
+
     func testFailedWriteReportsTheConnectionBroken() {
         let test = TestServer()
         let client = test.connect()

@@ -114,7 +114,7 @@ final class CommitCoordinator {
 
     private func track(_ runtime: RoomRuntime, _ reply: ReplyTarget) {
         runtime.commits.track()
-        if case .connection(let connection) = reply { connection.commits.track() }
+        if case .connection(let connection) = reply { connection.commits.track(now: clock.now()) }
     }
 
     private func settle(_ intent: PendingIntent) {

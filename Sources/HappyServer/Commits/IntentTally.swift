@@ -3,8 +3,15 @@
 /// down when it is delivered or refused.
 struct IntentTally {
     private(set) var pending = 0
+    /// When the connection's last intent was applied (service clock), for
+    /// sending the writers over first in an upgrade.
+    private(set) var lastAppliedAt = -Double.infinity
 
-    mutating func track() { pending += 1 }
+    mutating func track(now: Double) {
+        pending += 1
+        lastAppliedAt = now
+    }
+
     mutating func settle() { pending -= 1 }
 }
 

@@ -9,6 +9,8 @@ final class ConnectionRegistry {
     private(set) var admittedCount = 0
     private var nextSerial: UInt64 = 0
     private var churnAtLastTrim = 0
+    /// Every client is being closed (a shutdown or an upgrade): nobody stays to hear who left.
+    private var closingEveryone = false
 
     private var config: HappyConfig
 
@@ -112,11 +114,31 @@ final class ConnectionRegistry {
         connection.membership.unlisted()
     }
 
-    /// Every client closes with 1001 once it has what was recorded.
+    /// Every client not yet closing closes with `code` once it has what was recorded.
     func closeAll(code: WebSocketCloseCode, reason: String) {
-        for connection in connections {
+        closingEveryone = true
+        for connection in connections where connection.output.closeRequest == nil {
             broadcaster.close(connection, code: code, reason: reason, afterDrain: true)
         }
+    }
+
+    /// A client that sent an intent this recently is a writer in a restart's first wave.
+    static let recentWriterSeconds = 10.0
+    /// How long the others wait for their close after the writers' (`closeAll`, by the server's timer).
+    static let restartWaveDelay = 0.05
+
+    /// A restart's first wave: the clients that wrote lately close now, the
+    /// others `restartWaveDelay` later. The writers then find the process
+    /// taking over quiet, and write again soonest; the others lose nothing
+    /// by waiting, since nothing happens here any more and they resume where
+    /// they were. False when nobody wrote lately (then close everyone at once).
+    func closeRecentWriters(code: WebSocketCloseCode, reason: String) -> Bool {
+        let since = clock.now() - Self.recentWriterSeconds
+        let writers = connections.filter { $0.commits.lastAppliedAt >= since }
+        guard !writers.isEmpty, writers.count < connections.count else { return false }
+        closingEveryone = true
+        for connection in writers { broadcaster.close(connection, code: code, reason: reason, afterDrain: true) }
+        return true
     }
 
     // MARK: admission
@@ -233,8 +255,10 @@ final class ConnectionRegistry {
         if !connection.isObserver { webhooks.presence(.presenceLeft, connection.participant, in: runtime) }
         directory.unseat(connection, from: runtime)
         guard !connection.isObserver else { return pointers.left(connection, room: runtime) }
-        pointers.left(connection, room: runtime)
         clusterBus?.announce(left: connection.participant, in: runtime.name)
+        // Those still here are being closed too: a leave for each of them would only delay their close.
+        guard !closingEveryone else { return }
+        pointers.left(connection, room: runtime)
         crowd.left(connection.participant, in: runtime, countBefore: countBefore)
     }
 

@@ -13,6 +13,8 @@ enum ServerTimer: CaseIterable, Sendable {
     case votes
     /// The next periodic backup.
     case backups
+    /// A restart's second wave of closes: the clients that were not writing.
+    case restartWave
 }
 
 /// How a component arms its timer. The timer does not call back into the
