@@ -382,6 +382,8 @@ public final class HappyServer: @unchecked Sendable {
         }
         guard !lifecycle.isShuttingDown else { return }
         lifecycle.beginShutdown()
+        // A node of a cluster going away is a restart to its clients: the other nodes serve their rooms.
+        if cluster.sharesRooms { closing = (.serviceRestart, WebSocketCloseCode.serviceRestartReason) }
         SystemdNotify.send("STOPPING=1")
         shutdownDeadline = clock.fresh() + 3
         logger.lifecycle("shutting down", ["signal": signal == 0 ? "request" : "\(signal)",

@@ -32,6 +32,8 @@ class Report:
         self.notes = []
         self.run = ""
         self.failovers = []      # (fault type, sentinels moved after s, write outage s or None)
+        self.restart_pauses = defaultdict(list)   # rolling fault type: write pause per node (s)
+        self.writer_waits = defaultdict(list)     # rolling fault type: each moved writer's 1012 -> next ack (s)
 
     def violate(self, category, text):
         self.counts[category] += 1
@@ -62,6 +64,11 @@ class Report:
             outages = [o for _, _, o in self.failovers if o is not None]
             lines.append("  write outage per failover (s)                " + spread(outages)
                          + "  (primary lost -> first ack of an intent sent after it)")
+        for kind in sorted(self.restart_pauses):
+            lines.append(f"{kind}: write pause per node  " + spread(self.restart_pauses[kind])
+                         + "  (its writers' last ack before its 1012 -> their first ack after)")
+            lines.append(f"  {'each moved writer':<20}  " + spread(self.writer_waits[kind])
+                         + "  (its 1012 -> its next ack, on another node)")
         lines.append("intents:")
         lines.append(f"  sent {c['sent']}, acked {c['acked']}, unavailable {c['unavailable']}, other errors "
                      f"{c['other_errors']}, indeterminate {c['indeterminate']} (never answered: timed out or cut)")
@@ -80,6 +87,9 @@ class Report:
             ("reader events unlike the history", "reader_mismatch"),
             ("readers not at the final state", "reader_final"),
             ("epoch changes seen", "epoch_change"),
+            ("connections refused in a rolling restart", "refused_in_restart"),
+            ("readers not resumed after a move", "not_resumed"),
+            ("rolling restarts' write pause too long", "slow_restart"),
             ("faults not recovered from", "not_recovered"),
             ("processes that crashed", "crash"),
             ("failover faults without a failover", "no_failover"),
@@ -124,6 +134,8 @@ def check(records, fault_records, nodes_data):
     check_readers(records, by_seq, reference, report)
     check_faults(fault_records, nodes_data.get("settle", {}), report)
     check_failovers(records, fault_records, nodes_data.get("min_failovers", 0), report)
+    check_rolling(records, fault_records, report)
+    check_restart_pauses(nodes_data.get("restart_pause_bounds"), report)
     return report
 
 
@@ -293,6 +305,10 @@ def check_readers(records, by_seq, reference, report):
             if reader["epoch"] is not None and record["epoch"] != reader["epoch"]:
                 report.violate("epoch_change", f"{record['client']}: epoch {reader['epoch']} became {record['epoch']}")
             reader["epoch"] = record["epoch"]
+            if record.get("cause") in ("restart", "home") and not record["recovered"]:
+                report.violate("not_resumed", f"{record['client']}: its welcome on n{record['node']} after a "
+                                              f"{'1012' if record['cause'] == 'restart' else 'move home'} "
+                                              f"was not recovered (since {record['since']})")
             if record["recovered"]:
                 report.counts["resumes"] += 1
                 if record["since"] != reader["last"]:
@@ -381,6 +397,68 @@ def check_failovers(records, fault_records, min_failovers, report):
                                            f"within {record.get('rejoin_bound')} s of the heal")
     if len(report.failovers) < min_failovers:
         report.violate("too_few_failovers", f"{len(report.failovers)} failovers, at least {min_failovers} asked for")
+
+
+def check_rolling(records, fault_records, report):
+    """Rolling restarts and upgrades: no connection attempt refused while they ran, and how
+    long each node's writers could not write: from their last ack before its 1012 to their
+    first ack after (on whichever node they moved to)."""
+    rolling = [r for r in fault_records if r.get("kind") == "fault" and "steps" in r]
+    if not rolling:
+        return
+    for record in records:
+        if record["kind"] == "connect_failed" and any(f["start"] <= record["t"] <= f["heal"] for f in rolling):
+            report.violate("refused_in_restart", f"{record['client']}: connecting to n{record['node']} failed "
+                                                 f"({record.get('error')}) during a rolling restart")
+    writer_records = [r for r in records if r.get("role") == "writer"]
+    for fault in rolling:
+        for step in fault["steps"]:
+            node = int(step["node"][1:])
+            end = step["back"] or fault["heal"]
+            # Its writers: where they were when it began.
+            where = {}
+            for record in writer_records:
+                if record["t"] > step["start"]:
+                    break
+                if record["kind"] == "connect":
+                    where[record["client"]] = record["node"]
+            moved = {}
+            for record in writer_records:
+                if step["start"] <= record["t"] <= end and record.get("code") == 1012 \
+                        and where.get(record["client"]) == node and record["client"] not in moved:
+                    moved[record["client"]] = record["t"]
+            if not moved:
+                continue
+            restart = min(moved.values())
+            acks = [(r["client"], r["t"]) for r in writer_records if r["kind"] == "ack" and r["client"] in moved]
+            before = [t for _, t in acks if t <= restart]
+            after = [t for _, t in acks if restart < t <= end]
+            if before and after:
+                report.restart_pauses[fault["type"]].append(min(after) - max(before))
+            for client, closed in moved.items():
+                nexts = [t for who, t in acks if who == client and t > closed]
+                if nexts:
+                    report.writer_waits[fault["type"]].append(min(nexts) - closed)
+
+
+def check_restart_pauses(bounds, report):
+    """With bounds ("MEDIAN_MS,P99_MS"): the write pause per node of the rolling restarts and
+    upgrades, all together, within them."""
+    pauses = sorted(p for kind in report.restart_pauses for p in report.restart_pauses[kind])
+    if not bounds:
+        return
+    median_bound, p99_bound = (float(b) / 1000 for b in bounds.split(","))
+    if not pauses:
+        report.violate("slow_restart", "no write pause measured: no rolling restart moved a writer")
+        return
+    median = statistics.median(pauses)
+    p99 = pauses[max(0, -(-len(pauses) * 99 // 100) - 1)]
+    report.notes.append(f"rolling restarts: write pause per node median {median * 1000:.0f} ms (bound "
+                        f"{median_bound * 1000:.0f}), p99 {p99 * 1000:.0f} ms (bound {p99_bound * 1000:.0f}), "
+                        f"{len(pauses)} node restarts")
+    if median > median_bound or p99 > p99_bound:
+        report.violate("slow_restart", f"write pause per node: median {median * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms "
+                                       f"(bounds {median_bound * 1000:.0f} and {p99_bound * 1000:.0f} ms)")
 
 
 def read_jsonl(path):

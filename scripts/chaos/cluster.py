@@ -71,6 +71,81 @@ class Process:
             self.kill()
 
 
+class NodeProcess(Process):
+    """A happyserver node. An upgrade (SIGUSR2) replaces its process with one the harness
+    did not start (the old process starts it, with the same arguments), so the node is
+    whichever live process runs its config file."""
+
+    def __init__(self, name, command, log_path, config_path):
+        super().__init__(name, command, log_path)
+        self.config_path = config_path.encode()
+
+    def pids(self):
+        """The live processes running this node's config, oldest first (two during a handover)."""
+        if self.popen is not None:
+            self.popen.poll()   # reaps the process the harness started, once it has gone
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    arguments = cmdline.read().split(b"\0")
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if self.config_path in arguments and fields[0] != "Z":
+                found.append((int(fields[19]), int(entry)))   # by start time
+        return [pid for _, pid in sorted(found)]
+
+    def running(self):
+        return bool(self.pids())
+
+    def signal(self, number):
+        for pid in self.pids():
+            try:
+                os.kill(pid, number)
+            except ProcessLookupError:
+                pass
+
+    def wait_gone(self, timeout):
+        deadline = time.monotonic() + timeout
+        while self.pids():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
+    def kill(self):
+        self.resume()
+        self.signal(signal.SIGKILL)
+        self.wait_gone(10)
+
+    def stop(self, grace=10):
+        if not self.running():
+            return
+        self.resume()
+        self.signal(signal.SIGTERM)
+        if not self.wait_gone(grace):
+            self.kill()
+
+    def upgrade(self, timeout=30):
+        """SIGUSR2: the node starts its binary again and hands over to it. The new pid once it
+        alone runs the node, or None when that did not happen within `timeout`."""
+        before = self.pids()
+        if len(before) != 1:
+            return None
+        os.kill(before[0], signal.SIGUSR2)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            now = self.pids()
+            if len(now) == 1 and now[0] != before[0]:
+                return now[0]
+            time.sleep(0.02)
+        return None
+
+
 class Cluster:
     def __init__(self, topology, run_dir, server, web_root, node_count=3):
         self.topology, self.run_dir = topology, run_dir
@@ -106,8 +181,8 @@ class Cluster:
             config_path = os.path.join(node_dir, "config.json")
             with open(config_path, "w") as config:
                 json.dump(node_config(node_dir, web_root, cluster_redis), config, indent=2)
-            self.nodes[index] = Process(member, topology.exec_prefix(member) + [server, "--config", config_path],
-                                        os.path.join(node_dir, "server.log"))
+            self.nodes[index] = NodeProcess(member, topology.exec_prefix(member) + [server, "--config", config_path],
+                                            os.path.join(node_dir, "server.log"), config_path)
 
     def stop_all(self, grace=10):
         """Everyone resumed first (a paused Redis would hold the nodes' shutdown), the nodes
@@ -119,11 +194,7 @@ class Cluster:
             node.signal(signal.SIGTERM)
         deadline = time.monotonic() + grace
         for node in self.nodes.values():
-            if node.popen is None:
-                continue
-            try:
-                node.popen.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
+            if not node.wait_gone(max(0.1, deadline - time.monotonic())):
                 node.kill()
         for process in self.redis_side.values():
             process.stop(grace)
@@ -261,6 +332,8 @@ def node_config(node_dir, web_root, cluster_redis):
         "limits": {"intentsPerSecond": 1000, "intentBurst": 1000, "floodLimit": 100000,
                    "historySize": 100000, "maxConnectionsPerAddress": 0},
         "cluster": {"redis": cluster_redis},
+        # The readers follow the room event by event (a crowd room's ticks are not what they check).
+        "crowd": {"mode": "each"},
         "log": {"level": "info"},
     }
 

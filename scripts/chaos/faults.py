@@ -11,7 +11,11 @@ FAULT_TYPES = [
     "node-pause",         # SIGSTOP, then SIGCONT, of one node
     "node-kill",          # SIGKILL of one node, then its restart
     "redis-restart",      # SIGKILL of Redis, then its restart (the append-only file keeps every write)
+    "rolling-restart",    # every node in turn stopped (SIGTERM) and started again, as a deploy does
+    "rolling-upgrade",    # every node in turn upgraded in place (SIGUSR2)
 ]
+# Node by node, each once its clients are back; run by the harness itself (Run.rolling).
+ROLLING_TYPES = ["rolling-restart", "rolling-upgrade"]
 
 # With Sentinel, redis-restart gives way to these; the first three end in a failover (the
 # fault is held until the sentinels name a new primary) and the old primary's rejoining.
@@ -40,7 +44,8 @@ class Fault:
         self.failover = None       # (new primary, seconds after the start) once the sentinels moved
 
     def affected_nodes(self, node_count):
-        if self.target in ("redis", "primary", "replica", "sentinel") or self.kind in ("redis-pause", "redis-restart"):
+        if self.target in ("redis", "primary", "replica", "sentinel", "nodes") \
+                or self.kind in ("redis-pause", "redis-restart"):
             return list(range(1, node_count + 1))
         return [int(self.target[1:])]
 
@@ -79,6 +84,8 @@ class Schedule:
             target = "replica"
         elif kind == "sentinel-kill":
             target = "sentinel"
+        elif kind in ROLLING_TYPES:
+            target = "nodes"
         else:
             target = node
         duration = self.rng.uniform(3.0, 6.0)

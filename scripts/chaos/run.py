@@ -25,6 +25,7 @@ from topology import NODE_PORT, Topology
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOM = "chaos"
 RECOVERY_BOUND = 60.0     # after a heal, the affected nodes must ack again within this
+STEP_BOUND = 30.0         # a rolling restart's node serves again, and its clients are back, within this
 SETTLE_BOUND = 90.0       # after the schedule, every node healthy and at the same seq within this
 REJOIN_BOUND = 30.0       # after a failover's heal, the old primary replicates the new one within this
 HISTORY_PAGE = 1000
@@ -128,16 +129,20 @@ class Run:
 
     def one_fault(self, fault):
         affected = fault.affected_nodes(len(self.cluster.nodes))
-        faults.inject(fault, self.topology, self.cluster)
-        self.log(f"fault: {fault.describe()}")
-        self.watch(fault, lambda: fault.start + fault.duration * 0.75)
-        # What the affected nodes say about themselves late in the fault (time to notice it).
-        during = {f"n{i}": self.cluster.healthz(i, timeout=1.0) for i in affected}
-        self.watch(fault, lambda: fault.start + fault.duration)
-        if fault.kind in faults.FAILOVER_TYPES:
-            # Held until the sentinels moved, so each of these ends in a failover.
-            self.watch(fault, lambda: fault.start + faults.FAILOVER_BOUND if fault.failover is None else 0)
-        faults.heal(fault, self.topology, self.cluster)
+        if fault.kind in faults.ROLLING_TYPES:
+            self.log(f"fault: {fault.kind} of every node in turn")
+            during = self.rolling(fault)
+        else:
+            faults.inject(fault, self.topology, self.cluster)
+            self.log(f"fault: {fault.describe()}")
+            self.watch(fault, lambda: fault.start + fault.duration * 0.75)
+            # What the affected nodes say about themselves late in the fault (time to notice it).
+            during = {f"n{i}": self.cluster.healthz(i, timeout=1.0) for i in affected}
+            self.watch(fault, lambda: fault.start + fault.duration)
+            if fault.kind in faults.FAILOVER_TYPES:
+                # Held until the sentinels moved, so each of these ends in a failover.
+                self.watch(fault, lambda: fault.start + faults.FAILOVER_BOUND if fault.failover is None else 0)
+            faults.heal(fault, self.topology, self.cluster)
         recovered = None
         healthy = set()
         deadline = time.monotonic() + RECOVERY_BOUND
@@ -165,10 +170,43 @@ class Run:
         elif fault.kind in faults.FAILOVER_TYPES:
             extra["failover_to"] = None
             extra["failover_bound"] = faults.FAILOVER_BOUND
+        if fault.kind in faults.ROLLING_TYPES:
+            extra["steps"] = fault.steps
         self.record_fault(kind="fault", type=fault.kind, target=fault.target, start=fault.start,
                           heal=fault.heal, nodes=affected, recovery=recovered, bound=RECOVERY_BOUND,
                           healthz_during={k: {"status": v[0], "body": v[1][:200]} for k, v in during.items()},
                           **extra)
+
+    def rolling(self, fault):
+        """Restarts (SIGTERM, then a start) or upgrades (SIGUSR2) each node in turn, as a deploy
+        does: the next once this one serves again and a writer on it got an ack. Its clients
+        close with 1012, move to another node at once and come back once it serves. Returns
+        what each node's /healthz said right after its turn."""
+        fault.start = time.time()
+        fault.steps = []
+        during = {}
+        for index in sorted(self.cluster.nodes):
+            node = self.cluster.nodes[index]
+            began = time.time()
+            if fault.kind == "rolling-upgrade":
+                replaced = node.upgrade(timeout=STEP_BOUND) is not None
+            else:
+                node.stop(grace=STEP_BOUND)
+                node.start()
+                replaced = True
+            serving = self.cluster.wait_until(lambda: self.cluster.healthz(index, timeout=1.0)[0] == 200, STEP_BOUND,
+                                              interval=0.05)
+            served_at = time.time()
+            during[f"n{index}"] = self.cluster.healthz(index, timeout=1.0)
+            back = self.wait_for_acks([index], served_at, STEP_BOUND)
+            step = {"node": f"n{index}", "start": began, "replaced": replaced, "serving": served_at if serving else None,
+                    "back": time.time() if back else None}
+            fault.steps.append(step)
+            self.log(f"  n{index}: " + ("replaced" if replaced else "NOT replaced") + f", serving after "
+                     f"{served_at - began:.2f} s" + (", its writers back" if back else ", its writers NOT back")
+                     + f" after {time.time() - began:.2f} s")
+        fault.heal = time.time()
+        return during
 
     def wait_rejoined(self, fault):
         """Seconds after the heal until the old primary replicates the primary the sentinels
@@ -244,7 +282,8 @@ class Run:
         with open(os.path.join(self.run_dir, "nodes.json"), "w") as out:
             json.dump({"settle": settled, "nodes": nodes, "seed": self.args.seed,
                        "seconds": self.args.seconds, "server": self.args.server,
-                       "topology": self.args.topology, "min_failovers": self.args.min_failovers}, out)
+                       "topology": self.args.topology, "min_failovers": self.args.min_failovers,
+                       "restart_pause_bounds": self.args.restart_pause_bounds}, out)
 
     def read_history(self, index):
         first_page = self.cluster.get_json(index, f"/api/history?room={ROOM}&since=0&limit={HISTORY_PAGE}")
@@ -317,6 +356,9 @@ def main():
     parser.add_argument("--faults", help="comma-separated fault kinds to draw from (default: every kind of the topology)")
     parser.add_argument("--min-failovers", type=int, default=0,
                         help="a violation unless at least this many failovers happened (Sentinel)")
+    parser.add_argument("--restart-pause-bounds", metavar="MEDIAN_MS,P99_MS",
+                        help="a violation when the write pause per node of the rolling restarts is past these "
+                             "(meaningful with several writers per node, e.g. --writers 30)")
     parser.add_argument("--writers", type=int, default=6)
     parser.add_argument("--readers", type=int, default=3)
     parser.add_argument("--rate", type=float, default=4.0, help="intents per second per writer (default 4)")

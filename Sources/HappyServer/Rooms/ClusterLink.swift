@@ -34,6 +34,8 @@ final class ClusterLink: @unchecked Sendable {
 
     /// Why the bus cannot hear the other nodes right now, or nil.
     var linkProblem: String? { bus?.linkProblem }
+    /// Other nodes serve the same rooms (cluster mode).
+    var sharesRooms: Bool { bus != nil }
     /// The Redis primary the bus follows, for `/healthz` and `/metrics`.
     var followedPrimary: FollowedPrimary? { bus?.followedPrimary }
 
