@@ -123,6 +123,28 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(events(back, count: 3), missed, "the resumed client gets exactly what it missed")
     }
 
+    func testANodeStoppingSendsItsClientsToTheOthersWith1012AndTheyResumeThere() throws {
+        let redis = try RedisProcess()
+        let nodes = try cluster(redis, nodes: 2)
+        let (mover, welcome) = try TestClient.join(nodes[0], room: "restart", name: "mover")
+        let epoch = try XCTUnwrap(welcome["epoch"]?.stringValue)
+        mover.intent("dragon.forward", id: "m")
+        let seen = UInt64(try XCTUnwrap(mover.next(type: "ack")?["seq"]?.doubleValue))
+        let raw = try RawWebSocket(port: nodes[0].port, target: "/ws?room=restart&name=raw", timeout: 20)
+        _ = raw.nextFrame()
+
+        nodes[0].stop()
+        // A node of a cluster going away is a restart: the others serve its rooms.
+        guard case .close(let code, let reason)? = raw.readUntilClose().close else { return XCTFail("no close frame") }
+        XCTAssertEqual(code, 1012)
+        XCTAssertEqual(reason, WebSocketCloseCode.serviceRestartReason)
+        XCTAssertNotNil(mover.waitForClose(timeout: 10) as Any?)
+        let (back, resumed) = try TestClient.join(nodes[1], room: "restart", name: "mover", since: seen, epoch: epoch)
+        XCTAssertEqual(resumed["recovered"]?.boolValue, true)
+        back.intent("dragon.back", id: "n")
+        XCTAssertEqual(back.next(type: "ack")?["seq"]?.doubleValue, Double(seen + 1))
+    }
+
     func testPresenceOfAKilledNodesClientsDisappears() throws {
         let redis = try RedisProcess()
         let nodes = try cluster(redis, nodes: 2)
