@@ -234,6 +234,19 @@ else
   echo "upgrade (SIGUSR2): main process $before -> $after, $(in_systemd 'systemctl is-active happy')"
   [ "$after" != "$before" ] || fail "systemd did not follow the upgraded process (MainPID stayed $before)"
   in_systemd 'happyclient --room systemd-check state' | grep -q 'happiness *70' || fail "the room after the upgrade"
+  # The package's own upgrade path: its postinst, as dpkg runs it after unpacking a new version.
+  before=$after
+  in_systemd 'sh /var/lib/dpkg/info/happy.postinst configure 0.0~older' || fail "the package's postinst failed"
+  for _ in $(seq 1 100); do
+    after=$(in_systemd 'systemctl show -p MainPID --value happy')
+    [ "$after" != "$before" ] && ! in_systemd "kill -0 $before" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "package upgrade (postinst configure 0.0~older): main process $before -> $after, $(in_systemd 'systemctl is-active happy'), restarts: $(in_systemd 'systemctl show -p NRestarts --value happy')"
+  [ "$after" != "$before" ] || fail "the package upgrade did not upgrade the running server in place"
+  in_systemd 'journalctl -u happy -o cat --no-pager | grep -c "upgrade: the new process serves"' | grep -q '^2$' \
+    || fail "the package upgrade did not go through SIGUSR2"
+  in_systemd 'happyclient --room systemd-check state' | grep -q 'happiness *70' || fail "the room after the package upgrade"
   in_systemd 'systemctl stop happy'
   result=$(in_systemd 'systemctl show -p Result --value happy; systemctl show -p ExecMainStatus --value happy' | tr '\n' ' ')
   echo "systemctl stop: result and status $result"

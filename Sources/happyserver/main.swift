@@ -34,7 +34,8 @@ let usage = """
 
     signals: SIGTERM and SIGINT stop the server cleanly (new intents are refused
     with "unavailable", accepted ones are recorded and delivered, then every
-    client is closed with 1001). SIGHUP reads the configuration again: limits,
+    client is closed with 1001; a node of a cluster closes them with 1012, as
+    the other nodes serve their rooms). SIGHUP reads the configuration again: limits,
     tokens and secrets, origins, proxies, crowd settings and the log level
     apply to what comes next, with nobody dropped; a key that cannot change
     while running is named in the log and kept; a broken file is refused whole.
