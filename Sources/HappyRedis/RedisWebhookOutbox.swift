@@ -30,14 +30,14 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         """
 
     private let endpoint: RedisEndpoint
-    /// Each webhook's URL, by its index in the configuration.
-    private let urls: [String]
+    /// Each webhook's URL, by its key.
+    private let webhooks: RedisWebhookList
     private let lock = NSLock()
     private var connection: RedisConnection?
 
-    init(endpoint: RedisEndpoint, urls: [String]) {
+    init(endpoint: RedisEndpoint, webhooks: RedisWebhookList) {
         self.endpoint = endpoint
-        self.urls = urls
+        self.webhooks = webhooks
     }
 
     func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry] {
@@ -85,7 +85,7 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     // MARK: the connection
 
     private func url(_ webhook: Int) -> String {
-        urls.indices.contains(webhook) ? urls[webhook] : "#\(webhook)"
+        webhooks.url(webhook) ?? "#\(webhook)"
     }
 
     private func key(_ webhook: Int) -> String { Self.key(url: url(webhook)) }

@@ -2,10 +2,11 @@ import CSQLite
 import Foundation
 import HappyCore
 
-/// The webhook outbox in the room store's database (table `webhook_outbox`):
-/// event deliveries are inserted in the commits of their events, the others
-/// on their own; the senders read and remove them here, on a connection of
-/// their own. One call at a time, under its lock.
+/// The webhook outbox in the room store's database (table `webhook_outbox`,
+/// column `webhook` the webhook's key, `WebhookKey`): event deliveries are
+/// inserted in the commits of their events, the others on their own; the
+/// senders read and remove them here, on a connection of their own. One call
+/// at a time, under its lock.
 final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     static let createTable = """
         CREATE TABLE IF NOT EXISTS webhook_outbox (number INTEGER PRIMARY KEY AUTOINCREMENT,

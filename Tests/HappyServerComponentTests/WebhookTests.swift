@@ -86,6 +86,25 @@ final class WebhookTests: XCTestCase {
         XCTAssertEqual(post.header("Content-Type"), "application/json")
     }
 
+    func testDeliveriesAreQueuedUnderEachWebhooksKeyNotItsPlaceInTheList() throws {
+        let events = HappyConfig.Webhook(url: "http://127.0.0.1:9/events", events: [.event], secret: secret)
+        let joins = HappyConfig.Webhook(url: "http://127.0.0.1:9/joins", events: [.presenceJoined, .event], secret: secret)
+        let store = MemoryRoomStore(historySize: 100)
+        let test = TestServer(config: TestServer.config { $0.webhooks = [events, joins] }, store: store)
+        let client = test.joined(name: "alice")
+        test.turn()
+        test.sendIntent(client, "dragon.forward")
+        test.turn()
+        func types(_ webhook: Int) throws -> [String] {
+            try store.outbox.waiting(webhook: webhook, limit: 10).compactMap {
+                try JSONParser.parse($0.json)["type"]?.stringValue
+            }
+        }
+        XCTAssertEqual(try types(events.key), ["event"])
+        XCTAssertEqual(try types(joins.key), ["presence.joined", "event"])
+        XCTAssertEqual(try types(0) + types(1), [], "nothing under a list position")
+    }
+
     func testTheLastClientLeavingEmptiesTheRoom() {
         let poster = RecordingPoster()
         let test = server(events: [.roomEmptied], poster: poster)

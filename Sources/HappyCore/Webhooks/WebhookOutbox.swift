@@ -3,7 +3,7 @@ import Synchronization
 /// One delivery for one webhook (PROTOCOL.md section 13), encoded once as
 /// the JSON object a batch lists.
 public struct OutboxDelivery: Equatable, Sendable {
-    /// The webhook's index in the configuration's `webhooks`.
+    /// The key of the webhook it is for (`HappyConfig.Webhook.key`).
     public var webhook: Int
     /// The delivery's JSON object.
     public var json: [UInt8]
@@ -33,7 +33,7 @@ public struct OutboxEntry: Equatable, Sendable {
 /// (durably when the store is): event deliveries are written in the same
 /// transaction as their events, so an acknowledged event's deliveries are
 /// never lost. Read and emptied by the webhook senders, from threads of
-/// their own.
+/// their own. Each webhook's queue is named by its key (`WebhookKey`).
 public protocol WebhookOutbox: AnyObject, Sendable {
     /// The oldest waiting deliveries of `webhook`, at most `limit`, in order.
     func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry]

@@ -68,7 +68,7 @@ final class WebhookSenders: @unchecked Sendable {
     func start(outbox: any WebhookOutbox) {
         guard let poster, !webhooks.isEmpty else { return }
         for (index, webhook) in webhooks.enumerated() {
-            let thread = Thread { [self] in run(index, webhook, outbox: outbox, poster: poster) }
+            let thread = Thread { [self] in run(webhook, outbox: outbox, poster: poster) }
             thread.name = "happy.webhook.\(index)"
             condition.lock()
             running += 1
@@ -116,7 +116,7 @@ final class WebhookSenders: @unchecked Sendable {
         return stopping
     }
 
-    private func run(_ index: Int, _ webhook: HappyConfig.Webhook, outbox: any WebhookOutbox, poster: any WebhookPoster) {
+    private func run(_ webhook: HappyConfig.Webhook, outbox: any WebhookOutbox, poster: any WebhookPoster) {
         defer {
             condition.lock()
             running -= 1
@@ -129,12 +129,13 @@ final class WebhookSenders: @unchecked Sendable {
         var lastTrim = Date.distantPast
         var seen = 0
         var holdsLease = false
-        let key = Array(webhook.secret.utf8)
+        let key = webhook.key
+        let secret = Array(webhook.secret.utf8)
         while !isStopping {
             // Another node may be sending this outbox: wait for its lease to lapse.
             let claimed: Bool
             do {
-                claimed = try outbox.claim(webhook: index, holder: holder, seconds: Self.leaseSeconds)
+                claimed = try outbox.claim(webhook: key, holder: holder, seconds: Self.leaseSeconds)
             } catch {
                 logger.error("webhook outbox unreachable", ["webhook": webhook.redactedURL, "error": error.message])
                 guard pause(retry, seen: &seen, wakeable: false) else { return }
@@ -152,7 +153,7 @@ final class WebhookSenders: @unchecked Sendable {
             }
             if failing || Date().timeIntervalSince(lastTrim) > 5 {
                 lastTrim = Date()
-                let dropped = (try? outbox.trim(webhook: index, keep: queueMax)) ?? 0
+                let dropped = (try? outbox.trim(webhook: key, keep: queueMax)) ?? 0
                 if dropped > 0 {
                     stats.dropped.add(dropped, ordering: .relaxed)
                     if !droppedLogged {
@@ -164,7 +165,7 @@ final class WebhookSenders: @unchecked Sendable {
             }
             let entries: [OutboxEntry]
             do {
-                entries = try outbox.waiting(webhook: index, limit: Self.batchLimit)
+                entries = try outbox.waiting(webhook: key, limit: Self.batchLimit)
             } catch {
                 logger.error("webhook outbox unreadable", ["webhook": webhook.redactedURL, "error": error.message])
                 guard pause(retry, seen: &seen, wakeable: false) else { return }
@@ -175,13 +176,13 @@ final class WebhookSenders: @unchecked Sendable {
                 continue
             }
             let body = WebhookEncoder.batch(entries)
-            let signature = HMACSHA256.digest(key: key, message: body).map { String(format: "%02x", $0) }.joined()
+            let signature = HMACSHA256.digest(key: secret, message: body).map { String(format: "%02x", $0) }.joined()
             let outcome = poster.post(url: webhook.url, body: body,
                                       headers: [("Content-Type", "application/json"),
                                                 ("X-Happy-Signature", "sha256=\(signature)")],
                                       timeoutSeconds: Self.postTimeoutSeconds)
             if case .success(let status) = outcome, (200..<300).contains(status) {
-                try? outbox.remove(webhook: index, through: last.number)
+                try? outbox.remove(webhook: key, through: last.number)
                 stats.delivered.add(entries.count, ordering: .relaxed)
                 stats.batches.add(1, ordering: .relaxed)
                 if failing { logger.info("webhook receiving again", ["webhook": webhook.redactedURL]) }
