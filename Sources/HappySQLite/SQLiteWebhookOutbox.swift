@@ -15,6 +15,28 @@ final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         """
     static let insertSQL = "INSERT INTO webhook_outbox (webhook, json) VALUES (?1, ?2)"
 
+    /// Moves the rows an older build queued under a webhook's place in the
+    /// list (a number below `WebhookKey.smallest`) to the key of the webhook
+    /// at that place in `webhooks`, the list this build starts with; their
+    /// numbers, and so their order, stay. A place past the end of the list is
+    /// left as it is: nothing tells its URL. Returns how many rows moved.
+    static func moveListPositionsToKeys(in database: SQLiteDatabase,
+                                        webhooks: [HappyConfig.Webhook]) throws(SQLiteError) -> Int {
+        guard !webhooks.isEmpty else { return 0 }
+        var moved = 0
+        try database.transaction(immediate: true) { () throws(SQLiteError) in
+            let update = try database.prepare("UPDATE webhook_outbox SET webhook = ?2 WHERE webhook = ?1")
+            defer { update.finalize() }
+            for (position, webhook) in webhooks.enumerated() {
+                try update.bind(1, Int64(position))
+                try update.bind(2, Int64(webhook.key))
+                try update.run()
+                moved += Int(database.changes)
+            }
+        }
+        return moved
+    }
+
     private let lock = NSLock()
     private let path: String
     private let database: SQLiteDatabase
