@@ -196,6 +196,12 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         RedisWebhookOutbox(endpoint: endpoint, webhooks: webhooks)
     }
 
+    /// Deliveries for the reloaded list go to their URLs' outboxes; those
+    /// made before it for a removed webhook still reach its outbox.
+    public func configureWebhooks(_ webhooks: [HappyConfig.Webhook]) {
+        self.webhooks.update(webhooks)
+    }
+
     /// Forgets a room's state and events. Nodes that hold it find out at
     /// their next commit (a conflict with no room: a new epoch). With replica
     /// acks, only once the replicas have the deletion too (or a failover

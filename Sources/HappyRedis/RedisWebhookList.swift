@@ -5,18 +5,26 @@ import Synchronization
 /// deliveries) and its outbox (which the senders read): which ones are told
 /// of new rooms, and the URL of each key, since a webhook's outbox in Redis
 /// is named by its URL (every node, whatever its list's order, writes one
-/// receiver's deliveries to one stream).
+/// receiver's deliveries to one stream). A reload changes the list; the URLs
+/// of the webhooks it removed are kept, for deliveries made before it.
 final class RedisWebhookList: Sendable {
     private struct Known {
-        var routing: WebhookRouting
-        var urls: [Int: String]
+        var routing = WebhookRouting([])
+        var urls: [Int: String] = [:]
     }
 
-    private let known: Mutex<Known>
+    private let known = Mutex(Known())
 
     init(_ webhooks: [HappyConfig.Webhook]) {
-        known = Mutex(Known(routing: WebhookRouting(webhooks),
-                            urls: Dictionary(webhooks.map { ($0.key, $0.url) }) { first, _ in first }))
+        update(webhooks)
+    }
+
+    /// The list in force from now on.
+    func update(_ webhooks: [HappyConfig.Webhook]) {
+        known.withLock { known in
+            known.routing = WebhookRouting(webhooks)
+            for webhook in webhooks { known.urls[webhook.key] = webhook.url }
+        }
     }
 
     /// The outbox keys of the webhooks told of a room's creation.

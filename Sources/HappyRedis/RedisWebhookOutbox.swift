@@ -63,6 +63,10 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         Int(try command(["XTRIM", key(webhook), "MAXLEN", String(keep)], "trimming").integer ?? 0)
     }
 
+    func count(webhook: Int) throws(StoreError) -> Int {
+        Int(try command(["XLEN", key(webhook)], "counting").integer ?? 0)
+    }
+
     func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool {
         let reply = try command(["EVAL", Self.claimScript, "1", Self.leaseKey(url: url(webhook)), holder, String(Int(seconds * 1000))],
                                 "taking the sender's lease of")

@@ -87,21 +87,26 @@ final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         }
     }
 
+    func count(webhook: Int) throws(StoreError) -> Int {
+        try locked("counting the webhook outbox") { () throws(SQLiteError) -> Int in Int(try waitingCount(webhook)) }
+    }
+
     func trim(webhook: Int, keep: Int) throws(StoreError) -> Int {
         try locked("trimming the webhook outbox") { () throws(SQLiteError) -> Int in
-            let count: Int64
-            do {
-                defer { countWaiting.reset() }
-                try countWaiting.bind(1, Int64(webhook))
-                _ = try countWaiting.step()
-                count = countWaiting.int64(0)
-            }
+            let count = try waitingCount(webhook)
             guard count > keep else { return 0 }
             try deleteOldest.bind(1, Int64(webhook))
             try deleteOldest.bind(2, count - Int64(keep))
             try deleteOldest.run()
             return Int(count) - keep
         }
+    }
+
+    private func waitingCount(_ webhook: Int) throws(SQLiteError) -> Int64 {
+        defer { countWaiting.reset() }
+        try countWaiting.bind(1, Int64(webhook))
+        _ = try countWaiting.step()
+        return countWaiting.int64(0)
     }
 
     private func locked<T>(_ what: String, _ body: () throws(SQLiteError) -> T) throws(StoreError) -> T {

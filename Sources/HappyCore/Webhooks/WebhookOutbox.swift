@@ -41,6 +41,8 @@ public protocol WebhookOutbox: AnyObject, Sendable {
     func remove(webhook: Int, through number: UInt64) throws(StoreError)
     /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
     func trim(webhook: Int, keep: Int) throws(StoreError) -> Int
+    /// How many deliveries of `webhook` wait.
+    func count(webhook: Int) throws(StoreError) -> Int
     /// Whether `holder` may send `webhook`'s deliveries for the next
     /// `seconds` (taking or renewing the lease). An outbox several nodes
     /// share lets one of them at a time; one of a single node, always.
@@ -95,6 +97,11 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
                 _ = state.byWebhook[webhook]?.removeFirst()
             }
         }
+    }
+
+    /// How many deliveries of `webhook` wait.
+    public func count(webhook: Int) throws(StoreError) -> Int {
+        state.withLock { $0.byWebhook[webhook]?.count ?? 0 }
     }
 
     /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
