@@ -40,10 +40,8 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// History reads come from another thread while a commit may be under way.
     let reads: RedisReadConnection
     private var scriptSHA: String?
-    /// Each webhook's URL and outbox stream, by its index in the configuration.
-    private let webhookURLs: [String]
-    private let outboxKeys: [String]
-    private let webhookRouting: WebhookRouting
+    /// The webhooks whose outboxes are kept here.
+    private let webhooks: RedisWebhookList
     /// Tells this process's commit tokens from those of an earlier run with the same node id.
     private let instance = Identifiers.newEpoch()
 
@@ -132,9 +130,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
                 historyLimit: Int = 100_000, allowNonDurable: Bool = false, replicaAcks: Int = 0,
                 webhooks: [HappyConfig.Webhook] = []) throws(StoreError) {
         self.endpoint = endpoint
-        webhookURLs = webhooks.map(\.url)
-        outboxKeys = webhooks.map { RedisWebhookOutbox.key(url: $0.url) }
-        webhookRouting = WebhookRouting(webhooks)
+        self.webhooks = RedisWebhookList(webhooks)
         self.nodeID = nodeID
         self.historySize = historySize
         self.historyLimit = historyLimit
@@ -186,7 +182,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
     /// Queues deliveries no commit carries, in one script.
     public func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError) {
         guard !deliveries.isEmpty else { return }
-        let keys = try deliveries.map { delivery throws(StoreError) in try outboxKey(delivery.webhook) }
+        let keys = try deliveries.map { delivery throws(StoreError) in try webhooks.outboxKey(delivery.webhook) }
         let reply = try connection.command(bytes: [Array("EVAL".utf8), Array(Self.enqueueScript.utf8),
                                                     Array(String(keys.count).utf8)]
                                            + keys.map { Array($0.utf8) } + deliveries.map(\.json))
@@ -197,14 +193,13 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
 
     /// The outboxes in Redis, shared by every node; one node sends each webhook's (its lease).
     public func webhookOutbox() throws(StoreError) -> any WebhookOutbox {
-        RedisWebhookOutbox(endpoint: endpoint, urls: webhookURLs)
+        RedisWebhookOutbox(endpoint: endpoint, webhooks: webhooks)
     }
 
-    private func outboxKey(_ webhook: Int) throws(StoreError) -> String {
-        guard outboxKeys.indices.contains(webhook) else {
-            throw StoreError(.io, "no webhook \(webhook): the store was opened with \(outboxKeys.count)")
-        }
-        return outboxKeys[webhook]
+    /// Deliveries for the reloaded list go to their URLs' outboxes; those
+    /// made before it for a removed webhook still reach its outbox.
+    public func configureWebhooks(_ webhooks: [HappyConfig.Webhook]) {
+        self.webhooks.update(webhooks)
     }
 
     /// Forgets a room's state and events. Nodes that hold it find out at
@@ -240,7 +235,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         var fields = try connection.command(["HMGET", Self.roomKey(name), "epoch", "seq", "scene"]).elements
         if fields.count == 3, fields[0].text == nil {
             let epoch = Identifiers.newEpoch()
-            let told = webhookRouting.webhooks(for: .roomCreated).map { outboxKeys[$0] }
+            let told = webhooks.createdOutboxKeys
             _ = try connection.command(bytes: [
                 Array("EVAL".utf8), Array(Self.createScript.utf8), Array(String(2 + told.count).utf8),
                 Array(Self.roomKey(name).utf8), Array(Self.eventsKey(name).utf8),
@@ -391,7 +386,7 @@ public final class RedisRoomStore: RoomStore, @unchecked Sendable {
         if scriptSHA == nil { try loadScript() }
         // With replica acks, the events are published once confirmed (in `commit`).
         let publishes = replicaAcks == 0
-        let outboxes = try commit.deliveries.map { delivery throws(StoreError) in try outboxKey(delivery.webhook) }
+        let outboxes = try commit.deliveries.map { delivery throws(StoreError) in try webhooks.outboxKey(delivery.webhook) }
         var arguments: [[UInt8]] = [
             Array("EVALSHA".utf8), Array(scriptSHA!.utf8), Array(String(2 + outboxes.count).utf8),
             Array(Self.roomKey(commit.room).utf8), Array(Self.eventsKey(commit.room).utf8),

@@ -30,14 +30,14 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         """
 
     private let endpoint: RedisEndpoint
-    /// Each webhook's URL, by its index in the configuration.
-    private let urls: [String]
+    /// Each webhook's URL, by its key.
+    private let webhooks: RedisWebhookList
     private let lock = NSLock()
     private var connection: RedisConnection?
 
-    init(endpoint: RedisEndpoint, urls: [String]) {
+    init(endpoint: RedisEndpoint, webhooks: RedisWebhookList) {
         self.endpoint = endpoint
-        self.urls = urls
+        self.webhooks = webhooks
     }
 
     func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry] {
@@ -63,6 +63,10 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         Int(try command(["XTRIM", key(webhook), "MAXLEN", String(keep)], "trimming").integer ?? 0)
     }
 
+    func count(webhook: Int) throws(StoreError) -> Int {
+        Int(try command(["XLEN", key(webhook)], "counting").integer ?? 0)
+    }
+
     func claim(webhook: Int, holder: String, seconds: Double) throws(StoreError) -> Bool {
         let reply = try command(["EVAL", Self.claimScript, "1", Self.leaseKey(url: url(webhook)), holder, String(Int(seconds * 1000))],
                                 "taking the sender's lease of")
@@ -85,7 +89,7 @@ final class RedisWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     // MARK: the connection
 
     private func url(_ webhook: Int) -> String {
-        urls.indices.contains(webhook) ? urls[webhook] : "#\(webhook)"
+        webhooks.url(webhook) ?? "#\(webhook)"
     }
 
     private func key(_ webhook: Int) -> String { Self.key(url: url(webhook)) }

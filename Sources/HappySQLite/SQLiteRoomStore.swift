@@ -45,12 +45,17 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let deleteOldEvents: SQLiteStatement
     let historyReader: SQLiteHistoryReader
     private var closed = false
+    /// Webhook deliveries an older build had queued by list position, moved to their webhook's key on opening.
+    public private(set) var deliveriesMovedToKeys = 0
 
     /// Opens (creating if needed) the store in `directory`. Refuses, with a
     /// message that says what to do, a database that cannot be read or fails
     /// its integrity check: it never starts empty over existing data. An older
-    /// schema is converted (see `SQLiteSchema`).
-    public init(directory: String, historySize: Int, historyLimit: Int = 100_000, fsync: Bool) throws(StoreError) {
+    /// schema is converted (see `SQLiteSchema`), and webhook deliveries queued
+    /// by list position move to the key of the webhook at that place in
+    /// `webhooks` (see `SQLiteWebhookOutbox.moveListPositionsToKeys`).
+    public init(directory: String, historySize: Int, historyLimit: Int = 100_000, fsync: Bool,
+                webhooks: [HappyConfig.Webhook] = []) throws(StoreError) {
         self.historySize = historySize
         self.historyLimit = historyLimit
         retainedEvents = max(historyLimit, historySize, 0)
@@ -93,6 +98,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             // Files of an older install may be readable by others: they hold names, addresses and history.
             for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
             try SQLiteSchema.prepare(database)
+            deliveriesMovedToKeys = try SQLiteWebhookOutbox.moveListPositionsToKeys(in: database, webhooks: webhooks)
             let schema = try database.scalarText("SELECT value FROM meta WHERE key = 'schema'")
             guard schema == Self.schemaVersion else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "schema version \(schema ?? "?") is not \(Self.schemaVersion)")

@@ -2,10 +2,11 @@ import CSQLite
 import Foundation
 import HappyCore
 
-/// The webhook outbox in the room store's database (table `webhook_outbox`):
-/// event deliveries are inserted in the commits of their events, the others
-/// on their own; the senders read and remove them here, on a connection of
-/// their own. One call at a time, under its lock.
+/// The webhook outbox in the room store's database (table `webhook_outbox`,
+/// column `webhook` the webhook's key, `WebhookKey`): event deliveries are
+/// inserted in the commits of their events, the others on their own; the
+/// senders read and remove them here, on a connection of their own. One call
+/// at a time, under its lock.
 final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
     static let createTable = """
         CREATE TABLE IF NOT EXISTS webhook_outbox (number INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -13,6 +14,28 @@ final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         CREATE INDEX IF NOT EXISTS webhook_outbox_by_webhook ON webhook_outbox (webhook, number);
         """
     static let insertSQL = "INSERT INTO webhook_outbox (webhook, json) VALUES (?1, ?2)"
+
+    /// Moves the rows an older build queued under a webhook's place in the
+    /// list (a number below `WebhookKey.smallest`) to the key of the webhook
+    /// at that place in `webhooks`, the list this build starts with; their
+    /// numbers, and so their order, stay. A place past the end of the list is
+    /// left as it is: nothing tells its URL. Returns how many rows moved.
+    static func moveListPositionsToKeys(in database: SQLiteDatabase,
+                                        webhooks: [HappyConfig.Webhook]) throws(SQLiteError) -> Int {
+        guard !webhooks.isEmpty else { return 0 }
+        var moved = 0
+        try database.transaction(immediate: true) { () throws(SQLiteError) in
+            let update = try database.prepare("UPDATE webhook_outbox SET webhook = ?2 WHERE webhook = ?1")
+            defer { update.finalize() }
+            for (position, webhook) in webhooks.enumerated() {
+                try update.bind(1, Int64(position))
+                try update.bind(2, Int64(webhook.key))
+                try update.run()
+                moved += Int(database.changes)
+            }
+        }
+        return moved
+    }
 
     private let lock = NSLock()
     private let path: String
@@ -64,21 +87,26 @@ final class SQLiteWebhookOutbox: WebhookOutbox, @unchecked Sendable {
         }
     }
 
+    func count(webhook: Int) throws(StoreError) -> Int {
+        try locked("counting the webhook outbox") { () throws(SQLiteError) -> Int in Int(try waitingCount(webhook)) }
+    }
+
     func trim(webhook: Int, keep: Int) throws(StoreError) -> Int {
         try locked("trimming the webhook outbox") { () throws(SQLiteError) -> Int in
-            let count: Int64
-            do {
-                defer { countWaiting.reset() }
-                try countWaiting.bind(1, Int64(webhook))
-                _ = try countWaiting.step()
-                count = countWaiting.int64(0)
-            }
+            let count = try waitingCount(webhook)
             guard count > keep else { return 0 }
             try deleteOldest.bind(1, Int64(webhook))
             try deleteOldest.bind(2, count - Int64(keep))
             try deleteOldest.run()
             return Int(count) - keep
         }
+    }
+
+    private func waitingCount(_ webhook: Int) throws(SQLiteError) -> Int64 {
+        defer { countWaiting.reset() }
+        try countWaiting.bind(1, Int64(webhook))
+        _ = try countWaiting.step()
+        return countWaiting.int64(0)
     }
 
     private func locked<T>(_ what: String, _ body: () throws(SQLiteError) -> T) throws(StoreError) -> T {

@@ -36,6 +36,7 @@ extension HappyServer {
         access.reconfigure(next.auth)
         admission.reconfigure(next.limits)
         addressLimits.reconfigure(cap: next.limits.maxConnectionsPerAddress, trustedProxies: next.proxies)
+        reconfigureWebhooks(next)
         http.reconfigure(next)
         gate.reconfigure(next.limits)
         operatorGate.reconfigure(OperatorRequestCheck(config: next))
@@ -51,9 +52,7 @@ extension HappyServer {
     }
 
     /// The keys a running server cannot take up: where it listens, what it
-    /// serves, where and how it stores, the scene's rules, the cluster, and
-    /// the webhooks (their queued deliveries are kept by position in the
-    /// list; an upgrade, which no client notices, takes a new list).
+    /// serves, where and how it stores, the scene's rules and the cluster.
     static func fixedKeysChanged(from old: HappyConfig, to new: HappyConfig) -> [String] {
         var keys: [String] = []
         if old.host != new.host { keys.append("host") }
@@ -70,8 +69,6 @@ extension HappyServer {
         if old.limits.historySize != new.limits.historySize { keys.append("limits.historySize") }
         if old.backup != new.backup { keys.append("backup") }
         if old.log.format != new.log.format { keys.append("log.format") }
-        if old.webhooks != new.webhooks { keys.append("webhooks") }
-        if old.webhookQueueMax != new.webhookQueueMax { keys.append("webhookQueueMax") }
         return keys
     }
 
@@ -92,8 +89,6 @@ extension HappyServer {
         kept.limits.historySize = old.limits.historySize
         kept.backup = old.backup
         kept.log.format = old.log.format
-        kept.webhooks = old.webhooks
-        kept.webhookQueueMax = old.webhookQueueMax
         return kept
     }
 }

@@ -40,7 +40,10 @@ public final class HappyServer: @unchecked Sendable {
 
     // The components, in the order they are built.
     let store: any StoreAccess
-    private let webhookOutbox: (any WebhookOutbox)?
+    /// The store itself, for what is asked of it beside the store calls (the webhooks' outbox and list).
+    let roomStore: any RoomStore
+    /// Where the webhook senders read; opened at start, or by the reload that lists the first webhook.
+    var webhookOutbox: (any WebhookOutbox)?
     let senders: WebhookSenders
     let webhooks: WebhookFeed
     let broadcaster: Broadcaster
@@ -120,6 +123,7 @@ public final class HappyServer: @unchecked Sendable {
         let rules = config.sceneRules
 
         self.store = storeAccess ?? (store.isSynchronous ? InlineStore(store) : StoreWorker(store: store, inbox: inbox))
+        roomStore = store
         if config.webhooks.isEmpty {
             webhookOutbox = nil
         } else {
@@ -269,11 +273,6 @@ public final class HappyServer: @unchecked Sendable {
     /// Leaves new connections in the socket's backlog, for the process taking over.
     func stopAccepting() {
         host?.stopAccepting()
-    }
-
-    /// One sender thread per webhook, reading the store's outbox.
-    func startWebhooks() {
-        if let webhookOutbox { senders.start(outbox: webhookOutbox) }
     }
 
     // MARK: run

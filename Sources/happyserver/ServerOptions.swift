@@ -127,9 +127,14 @@ func openStore(_ config: HappyConfig, endpoint: (any RedisEndpoint)?, logger: Lo
     }
     let started = Date()
     let store = try SQLiteRoomStore(directory: config.dataDir, historySize: config.limits.historySize,
-                                    historyLimit: config.persistence.historyLimit, fsync: config.persistence.fsync)
+                                    historyLimit: config.persistence.historyLimit, fsync: config.persistence.fsync,
+                                    webhooks: config.webhooks)
     logger.info("store opened", ["path": store.path, "fsync": "\(config.persistence.fsync)",
                                  "seconds": String(format: "%.3f", Date().timeIntervalSince(started))])
+    if store.deliveriesMovedToKeys > 0 {
+        logger.info("webhook deliveries queued by an older version (by place in the list) now wait under their webhook's URL",
+                    ["deliveries": "\(store.deliveriesMovedToKeys)"])
+    }
     return store
 }
 

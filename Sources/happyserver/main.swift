@@ -36,8 +36,8 @@ let usage = """
     with "unavailable", accepted ones are recorded and delivered, then every
     client is closed with 1001; a node of a cluster closes them with 1012, as
     the other nodes serve their rooms). SIGHUP reads the configuration again: limits,
-    tokens and secrets, origins, proxies, crowd settings and the log level
-    apply to what comes next, with nobody dropped; a key that cannot change
+    tokens and secrets, origins, proxies, crowd settings, webhooks and the log
+    level apply to what comes next, with nobody dropped; a key that cannot change
     while running is named in the log and kept; a broken file is refused whole.
     SIGUSR2 upgrades in place: the binary at this server's path starts with the
     same arguments, takes over the listening socket and the store, and this

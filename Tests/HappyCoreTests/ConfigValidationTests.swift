@@ -121,6 +121,21 @@ final class ConfigValidationTests: XCTestCase {
         }
     }
 
+    func testAWebhookURLListedTwiceIsRefusedNamingBothEntries() throws {
+        func webhooks(third url: String) -> String {
+            """
+            {"webhooks": [{"url": "https://a.example/in", "events": ["event"], "secret": "s"},
+                          {"url": "https://b.example/in", "events": ["event"], "secret": "s"},
+                          {"url": "\(url)", "events": ["presence.joined"], "secret": "t"}]}
+            """
+        }
+        XCTAssertEqual(message(webhooks(third: "https://a.example/in")),
+                       "config.json: webhooks[2].url repeats webhooks[0].url: list both entries' events in one")
+        XCTAssertEqual(ConfigCheck.problems(in: webhooks(third: "https://a.example/in")).map(\.key), ["webhooks[2].url"],
+                       "one problem")
+        XCTAssertEqual(try HappyConfig.parse(webhooks(third: "https://c.example/in")).webhooks.count, 3)
+    }
+
     func testTLSNeedsBothCertAndKey() {
         assertRejected(#"{"tls": {"cert": "cert.pem"}}"#, naming: "tls")
         assertRejected(#"{"tls": {"key": "key.pem"}}"#, naming: "tls")

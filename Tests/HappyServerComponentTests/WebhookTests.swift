@@ -3,7 +3,9 @@ import HappyCore
 @testable import HappyServer
 import XCTest
 
-/// A receiver in memory: records each batch it is sent and answers with the status it is told.
+/// Receivers in memory: records each batch it is sent and answers with the
+/// status it is told (for every URL, or for one), and can hold a URL's POSTs
+/// until released (a receiver that does not answer yet).
 final class RecordingPoster: WebhookPoster, @unchecked Sendable {
     struct Post {
         let url: String
@@ -13,22 +15,46 @@ final class RecordingPoster: WebhookPoster, @unchecked Sendable {
         func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
     }
 
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var recorded: [Post] = []
     private var status = 200
+    private var statusByURL: [String: Int] = [:]
+    private var held: Set<String> = []
     private var answered: [Post] = []
 
-    var posts: [Post] { lock.withLock { recorded } }
-    /// The deliveries of the batches it accepted, in order.
-    var accepted: [JSONValue] { lock.withLock { answered.flatMap(\.deliveries) } }
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
 
-    func answer(_ status: Int) { lock.withLock { self.status = status } }
+    var posts: [Post] { locked { recorded } }
+    /// The deliveries of the batches it accepted, in order.
+    var accepted: [JSONValue] { locked { answered.flatMap(\.deliveries) } }
+
+    func posts(to url: String) -> [Post] { locked { recorded.filter { $0.url == url } } }
+    /// The deliveries of the batches accepted at `url`, in order.
+    func accepted(at url: String) -> [JSONValue] { locked { answered.filter { $0.url == url }.flatMap(\.deliveries) } }
+
+    func answer(_ status: Int) { locked { self.status = status; statusByURL = [:] } }
+    func answer(_ status: Int, at url: String) { locked { statusByURL[url] = status } }
+
+    /// POSTs to `url` wait for `release` (those already waiting too).
+    func hold(_ url: String) { locked { _ = held.insert(url) } }
+    func release(_ url: String) {
+        locked {
+            held.remove(url)
+            condition.broadcast()
+        }
+    }
 
     func post(url: String, body: [UInt8], headers: [(name: String, value: String)], timeoutSeconds: Double)
         -> Result<Int, WebhookPostError> {
-        lock.withLock {
+        locked {
             let post = Post(url: url, body: body, headers: headers)
             recorded.append(post)
+            while held.contains(url) { condition.wait() }
+            let status = statusByURL[url] ?? status
             if (200..<300).contains(status) { answered.append(post) }
             return .success(status)
         }
@@ -84,6 +110,25 @@ final class WebhookTests: XCTestCase {
         let expected = HMACSHA256.digest(key: Array(secret.utf8), message: post.body).map { String(format: "%02x", $0) }.joined()
         XCTAssertEqual(post.header("X-Happy-Signature"), "sha256=\(expected)")
         XCTAssertEqual(post.header("Content-Type"), "application/json")
+    }
+
+    func testDeliveriesAreQueuedUnderEachWebhooksKeyNotItsPlaceInTheList() throws {
+        let events = HappyConfig.Webhook(url: "http://127.0.0.1:9/events", events: [.event], secret: secret)
+        let joins = HappyConfig.Webhook(url: "http://127.0.0.1:9/joins", events: [.presenceJoined, .event], secret: secret)
+        let store = MemoryRoomStore(historySize: 100)
+        let test = TestServer(config: TestServer.config { $0.webhooks = [events, joins] }, store: store)
+        let client = test.joined(name: "alice")
+        test.turn()
+        test.sendIntent(client, "dragon.forward")
+        test.turn()
+        func types(_ webhook: Int) throws -> [String] {
+            try store.outbox.waiting(webhook: webhook, limit: 10).compactMap {
+                try JSONParser.parse($0.json)["type"]?.stringValue
+            }
+        }
+        XCTAssertEqual(try types(events.key), ["event"])
+        XCTAssertEqual(try types(joins.key), ["presence.joined", "event"])
+        XCTAssertEqual(try types(0) + types(1), [], "nothing under a list position")
     }
 
     func testTheLastClientLeavingEmptiesTheRoom() {

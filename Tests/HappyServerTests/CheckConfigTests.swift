@@ -79,6 +79,16 @@ final class CheckConfigTests: XCTestCase {
         }
     }
 
+    func testAWebhookURLListedTwiceIs78NamingBothEntries() throws {
+        let outcome = try check("""
+            { "webhooks": [ { "url": "https://hooks.example/in", "events": ["event"], "secret": "one" },
+                            { "url": "https://hooks.example/in", "events": ["room.created"], "secret": "two" } ] }
+            """)
+        XCTAssertEqual(outcome.status, 78)
+        XCTAssertTrue(outcome.stderr.contains("webhooks[1].url repeats webhooks[0].url: list both entries' events in one"),
+                      outcome.stderr)
+    }
+
     func testAFileThatIsMissingOrNotJSONIs78() throws {
         let missing = try ServerProcess.run(["check-config", directory.appendingPathComponent("none.json").path])
         XCTAssertEqual(missing.status, 78)

@@ -51,6 +51,34 @@ final class ReloadAndUpgradeTests: XCTestCase {
         withExtendedLifetime((alice, carol)) {}
     }
 
+    func testSIGHUPAddingAWebhookStartsItsDeliveriesWithoutDroppingAnyone() throws {
+        let receiver = try WebhookReceiver(secret: "hook-secret")
+        let server = try ServerProcess()
+        let (alice, _) = try TestClient.join(server, name: "alice")
+        alice.intent("dragon.forward", id: "before")
+        XCTAssertEqual(alice.next(type: "ack")?["id"]?.stringValue, "before")
+
+        try rewrite(server, ["webhooks": [["url": receiver.url, "events": ["event", "presence.joined"],
+                                           "secret": "hook-secret"]]])
+        kill(server.pid, SIGHUP)
+        let log = try logOnceItHas(server, ["configuration reloaded unchanged=none", "webhooks changed"])
+        XCTAssertFalse(log.contains("cannot change while the server runs"), log)
+
+        alice.intent("dragon.forward", id: "after")
+        XCTAssertEqual(alice.next(type: "ack")?["id"]?.stringValue, "after", "nobody was dropped")
+        let (bob, _) = try TestClient.join(server, name: "bob")
+        let deliveries = try eventually(seconds: 15) { () -> [JSONValue]? in
+            let all = receiver.deliveries
+            return all.count >= 2 ? all : nil
+        }
+        XCTAssertEqual(deliveries.compactMap { $0["type"]?.stringValue }, ["event", "presence.joined"],
+                       "what happened from the reload on")
+        XCTAssertEqual(deliveries[0]["data"]?["seq"]?.intValue, 2)
+        XCTAssertEqual(deliveries[1]["data"]?["name"]?.stringValue, "bob")
+        XCTAssertEqual(try receiver.badlySigned().count, 0)
+        withExtendedLifetime(bob) {}
+    }
+
     func testABrokenConfigurationIsRefusedWholeAndTheRunningOneStays() throws {
         let server = try ServerProcess(["limits": ["maxClients": 1]])
         let (alice, _) = try TestClient.join(server, name: "alice")

@@ -191,6 +191,32 @@ final class WebhookDeliveryTests: XCTestCase {
         XCTAssertTrue(nodes[1 - sender].logText.contains("this node sends the webhook's deliveries"))
     }
 
+    func testANodeSharingRedisTakesAWebhookAddedBySIGHUP() throws {
+        let redis = try RedisProcess()
+        let receiver = try WebhookReceiver(secret: secret)
+        let server = try ServerProcess(["cluster": ["redis": redis.url]])
+        let (alice, _) = try TestClient.join(server, room: "before", name: "alice")
+        try acked(alice, 10, id: "unlisted")
+
+        var config = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: server.configURL)) as? [String: Any])
+        config["webhooks"] = [["url": receiver.url, "events": ["room.created", "event"], "secret": secret]]
+        try JSONSerialization.data(withJSONObject: config).write(to: server.configURL)
+        kill(server.pid, SIGHUP)
+        _ = try logOnceItHas(server, ["configuration reloaded unchanged=none"])
+
+        try acked(alice, 20, id: "listed")
+        let (bob, _) = try TestClient.join(server, room: "after", name: "bob")
+        try acked(bob, 30, id: "new-room")
+        let deliveries = try eventually(seconds: 20) { () -> [JSONValue]? in
+            let all = receiver.deliveries
+            return all.count >= 3 ? all : nil
+        }
+        XCTAssertEqual(deliveries.map { "\($0["type"]?.stringValue ?? "?") \($0["room"]?.stringValue ?? "?")" },
+                       ["event before", "room.created after", "event after"],
+                       "the commits and the room's creation write to the new webhook's stream in Redis")
+        XCTAssertEqual(deliveries[0]["data"]?["seq"]?.intValue, 2)
+    }
+
     /// The receiver example of docs/operations.md, run as written.
     func testTheDocumentedReceiverTakesSignedBatchesAndRefusesForgedOnes() throws {
         let script = ServerProcess.repositoryRoot.appendingPathComponent("docs/examples/webhook_receiver.py")

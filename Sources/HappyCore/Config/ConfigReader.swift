@@ -108,6 +108,14 @@ extension HappyConfig {
                 throw fail("\(key).secret", "must not be empty: it signs every batch (X-Happy-Signature)")
             }
         }
+        // The URL is the webhook's identity (its queue): one receiver is one entry.
+        var firstWithURL: [String: Int] = [:]
+        for (index, webhook) in webhooks.enumerated() {
+            if let first = firstWithURL[webhook.url] {
+                throw fail("webhooks[\(index)].url", "repeats webhooks[\(first)].url: list both entries' events in one")
+            }
+            firstWithURL[webhook.url] = index
+        }
         guard webhookQueueMax >= 1 else { throw fail("webhookQueueMax", "must be at least 1") }
         guard backup.everySeconds >= 0 else { throw fail("backup.everySeconds", "must not be negative (0: no periodic backups)") }
         guard backup.everySeconds == 0 || !backup.dir.isEmpty else {

@@ -260,6 +260,9 @@ public struct HappyConfig: Equatable, Sendable {
             self.secret = secret
         }
 
+        /// Its identity in the routing, deliveries, senders and outboxes (see `WebhookKey`).
+        public var key: Int { WebhookKey.of(url: url) }
+
         /// `url` for logs: without credentials (`user:pass@`), query or fragment, which may hold secrets.
         public var redactedURL: String {
             guard let schemeEnd = url.firstIndex(of: ":"), url[schemeEnd...].hasPrefix("://") else { return "(not a URL)" }

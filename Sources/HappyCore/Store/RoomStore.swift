@@ -207,6 +207,10 @@ public protocol RoomStore: AnyObject, Sendable {
     func enqueue(_ deliveries: [OutboxDelivery]) throws(StoreError)
     /// Where the webhook senders read the queued deliveries (a connection of their own).
     func webhookOutbox() throws(StoreError) -> any WebhookOutbox
+    /// A reload listed these webhooks: deliveries for them come from now on,
+    /// beside some made earlier for webhooks no longer listed. Called on the
+    /// service thread before any delivery for a new webhook is made.
+    func configureWebhooks(_ webhooks: [HappyConfig.Webhook])
     /// Forgets a room: its state and history (an operator deleted it; section 13).
     func deleteRoom(named name: String) throws(StoreError)
     /// Writes a consistent copy of everything the store holds to `path` (a
@@ -224,6 +228,8 @@ public protocol RoomStore: AnyObject, Sendable {
 extension RoomStore {
     /// By default, as `close()`.
     public func release() { close() }
+    /// By default nothing: the outbox keeps any webhook's deliveries by key.
+    public func configureWebhooks(_ webhooks: [HappyConfig.Webhook]) {}
 }
 
 /// Keeps rooms in memory only: nothing survives a restart, so each start is

@@ -52,15 +52,16 @@ public enum WebhookEncoder {
 }
 
 /// Which webhooks want which deliveries: the configuration's `webhooks`
-/// by type, looked up on every event.
+/// by type, looked up on every event. Webhooks are named by their key
+/// (`HappyConfig.Webhook.key`), never by their place in the list.
 public struct WebhookRouting: Sendable {
     private let byType: [WebhookEventType: [Int]]
 
     /// Indexes `webhooks` by the delivery types each wants.
     public init(_ webhooks: [HappyConfig.Webhook]) {
         var byType: [WebhookEventType: [Int]] = [:]
-        for (index, webhook) in webhooks.enumerated() {
-            for type in Set(webhook.events) { byType[type, default: []].append(index) }
+        for webhook in webhooks {
+            for type in Set(webhook.events) { byType[type, default: []].append(webhook.key) }
         }
         self.byType = byType
     }
@@ -68,7 +69,7 @@ public struct WebhookRouting: Sendable {
     /// True when no webhook is configured: nothing is ever delivered.
     public var isEmpty: Bool { byType.isEmpty }
 
-    /// The indexes (in the configuration's `webhooks`) of the webhooks that want `type`, in order.
+    /// The keys of the webhooks that want `type`, in the configuration's order.
     public func webhooks(for type: WebhookEventType) -> [Int] { byType[type] ?? [] }
 
     /// The delivery for each webhook that wants `type`; `json` is built only when one does.

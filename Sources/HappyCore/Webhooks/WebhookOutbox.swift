@@ -3,7 +3,7 @@ import Synchronization
 /// One delivery for one webhook (PROTOCOL.md section 13), encoded once as
 /// the JSON object a batch lists.
 public struct OutboxDelivery: Equatable, Sendable {
-    /// The webhook's index in the configuration's `webhooks`.
+    /// The key of the webhook it is for (`HappyConfig.Webhook.key`).
     public var webhook: Int
     /// The delivery's JSON object.
     public var json: [UInt8]
@@ -33,7 +33,7 @@ public struct OutboxEntry: Equatable, Sendable {
 /// (durably when the store is): event deliveries are written in the same
 /// transaction as their events, so an acknowledged event's deliveries are
 /// never lost. Read and emptied by the webhook senders, from threads of
-/// their own.
+/// their own. Each webhook's queue is named by its key (`WebhookKey`).
 public protocol WebhookOutbox: AnyObject, Sendable {
     /// The oldest waiting deliveries of `webhook`, at most `limit`, in order.
     func waiting(webhook: Int, limit: Int) throws(StoreError) -> [OutboxEntry]
@@ -41,6 +41,8 @@ public protocol WebhookOutbox: AnyObject, Sendable {
     func remove(webhook: Int, through number: UInt64) throws(StoreError)
     /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.
     func trim(webhook: Int, keep: Int) throws(StoreError) -> Int
+    /// How many deliveries of `webhook` wait.
+    func count(webhook: Int) throws(StoreError) -> Int
     /// Whether `holder` may send `webhook`'s deliveries for the next
     /// `seconds` (taking or renewing the lease). An outbox several nodes
     /// share lets one of them at a time; one of a single node, always.
@@ -95,6 +97,11 @@ public final class MemoryWebhookOutbox: WebhookOutbox, Sendable {
                 _ = state.byWebhook[webhook]?.removeFirst()
             }
         }
+    }
+
+    /// How many deliveries of `webhook` wait.
+    public func count(webhook: Int) throws(StoreError) -> Int {
+        state.withLock { $0.byWebhook[webhook]?.count ?? 0 }
     }
 
     /// Drops the oldest deliveries of `webhook` past the newest `keep`; returns how many went.

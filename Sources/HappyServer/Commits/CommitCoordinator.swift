@@ -7,7 +7,7 @@ import HappyCore
 /// rooms' working state, counts what each room and connection has pending,
 /// calls the store and performs the actions the machine returns.
 final class CommitCoordinator {
-    private var machine: CommitMachine
+    private var machine = CommitMachine()
     private let webhooks: WebhookFeed
     private let store: any StoreAccess
     private let reducer: SceneReducer
@@ -25,7 +25,6 @@ final class CommitCoordinator {
 
     init(store: any StoreAccess, reducer: SceneReducer, publisher: IntentDelivery, catchUp: RoomCatchUp,
          webhooks: WebhookFeed, clock: ServiceClock, metrics: Metrics, logger: Logger) {
-        machine = CommitMachine(webhooks: webhooks.routing)
         self.webhooks = webhooks
         self.store = store
         self.reducer = reducer
@@ -175,7 +174,8 @@ final class CommitCoordinator {
                                                 votes: intent.votes))
             }
         case .flush:
-            queued += machine.flush(withHistory: store.keepsHistory, now: clock.fresh())
+            // Events get the deliveries of the webhooks listed when their batch is built.
+            queued += machine.flush(withHistory: store.keepsHistory, webhooks: webhooks.routing, now: clock.fresh())
         case .batchFinished:
             let waiters = batchWaiters
             batchWaiters.removeAll()

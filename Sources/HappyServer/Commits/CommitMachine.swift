@@ -66,8 +66,6 @@ struct CommitMachine {
     #endif
 
     private(set) var pipeline = CommitPipeline()
-    /// Which webhooks get each event, written with it.
-    private let webhooks: WebhookRouting
     private(set) var storeHealthy = true
     /// Why the last store write failed, while it is unhealthy.
     private(set) var storeProblem = ""
@@ -80,10 +78,6 @@ struct CommitMachine {
     private var lastFailureLog = -Double.infinity
     /// Rooms whose working state still holds intents refused while in doubt.
     private var unsettledRooms: [RoomRuntime] = []
-
-    init(webhooks: WebhookRouting = WebhookRouting([])) {
-        self.webhooks = webhooks
-    }
 
     /// Nothing applied is waiting for the store.
     var isIdle: Bool { pipeline.isIdle }
@@ -117,7 +111,8 @@ struct CommitMachine {
 
     /// The end of a loop turn (or a batch's answer): the next batch goes to
     /// the store if none is in flight. A batch with nothing to write finishes at once.
-    mutating func flush(withHistory: Bool, now: Double) -> [CommitAction] {
+    /// `webhooks`: which webhooks get each event, written with it.
+    mutating func flush(withHistory: Bool, webhooks: WebhookRouting = WebhookRouting([]), now: Double) -> [CommitAction] {
         var actions: [CommitAction] = []
         while let batch = pipeline.startBatch(withHistory: withHistory, webhooks: webhooks) {
             if batch.commits.isEmpty {

@@ -7,8 +7,14 @@ import HappyCore
 /// keep their order with the events) or at the end of the loop turn. Those
 /// of a room whose creation is not recorded yet wait for it. On the service
 /// thread.
+///
+/// A reload changes the routing for the deliveries made from then on. A
+/// delivery already made (gathered here, or in a commit on its way) names
+/// the webhook it was made for by key and goes to that webhook's queue, never
+/// to another: if a reload removed that webhook, it waits there with the
+/// rest of its queue and goes out if the URL is listed again.
 final class WebhookFeed {
-    let routing: WebhookRouting
+    private(set) var routing: WebhookRouting
     private let store: any StoreAccess
     private let senders: WebhookSenders
     private let clock: ServiceClock
@@ -21,6 +27,11 @@ final class WebhookFeed {
         self.senders = senders
         self.clock = clock
         self.logger = logger
+    }
+
+    /// The webhooks of a reload, for the deliveries made from now on.
+    func reconfigure(_ routing: WebhookRouting) {
+        self.routing = routing
     }
 
     /// A client (not an observer) joined or left a room on this node.
@@ -56,7 +67,7 @@ final class WebhookFeed {
     /// A batch of commits was recorded: the event deliveries in it may be sent.
     /// Rooms created in it may now have their joins and leaves queued.
     func recorded() {
-        guard !routing.isEmpty else { return }
+        guard !routing.isEmpty || !pending.isEmpty else { return }
         flush()
         senders.wake()
     }

@@ -24,6 +24,15 @@ final class WebhookStats: Sendable {
     let dropped = Atomic<Int>(0)
 }
 
+/// What a reload changed in the webhooks, for the log.
+struct WebhookListChange {
+    var added: [HappyConfig.Webhook] = []
+    var removed: [HappyConfig.Webhook] = []
+    /// Kept (same URL) with other events or another secret.
+    var changed: [HappyConfig.Webhook] = []
+    var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+}
+
 /// One thread per webhook sends its deliveries in batches, in the order
 /// they were queued, from the store's outbox: at least once (a delivery
 /// leaves the outbox only once its receiver answered 2xx), retried with
@@ -31,6 +40,12 @@ final class WebhookStats: Sendable {
 /// (`X-Happy-Signature: sha256=<hex>`). Past `webhookQueueMax` waiting, the
 /// oldest are dropped. A slow or dead receiver holds up nobody but its own
 /// thread: the rooms never wait for a webhook.
+///
+/// A reload (`reconfigure`) starts a thread for each new webhook and tells
+/// those of removed ones to stop without waiting for them: a POST under way
+/// ends on its own, then the thread leaves (its queue stays in the outbox).
+/// A kept webhook's thread goes on with its queue and takes its new secret
+/// with its next batch.
 final class WebhookSenders: @unchecked Sendable {
     static let batchLimit = 100
     static let firstRetrySeconds = 0.5
@@ -43,19 +58,41 @@ final class WebhookSenders: @unchecked Sendable {
     /// How often a process without the lease asks for it again.
     static let leaseRetrySeconds = 2.0
 
-    private let webhooks: [HappyConfig.Webhook]
-    private let queueMax: Int
+    /// One webhook's thread, as the others see it: read and written under `condition` only.
+    private final class Sender: @unchecked Sendable {
+        var webhook: HappyConfig.Webhook
+        /// The webhook left the list: the thread leaves at its next turn.
+        var removed = false
+
+        init(_ webhook: HappyConfig.Webhook) {
+            self.webhook = webhook
+        }
+    }
+
+    /// What a sender does at the top of its loop.
+    private enum Turn {
+        case send(HappyConfig.Webhook, queueMax: Int)
+        case leaveRemoved(HappyConfig.Webhook)
+        case leaveStopping
+    }
+
     private let poster: (any WebhookPoster)?
     private let logger: Logger
     let stats = WebhookStats()
     /// Names this process to an outbox several nodes share (its lease).
     let holder = Identifiers.newEpoch()
+    /// Guards everything below.
     private let condition = NSCondition()
     /// Counts wake-ups: each sender waits for it to move past what it saw.
     private var generation = 0
+    private var webhooks: [HappyConfig.Webhook]
+    private var queueMax: Int
+    /// Set by `start`: threads run from then on, once there is an outbox.
+    private var started = false
+    private var outbox: (any WebhookOutbox)?
     private var stopping = false
-    private var threads: [Thread] = []
-    private var running = 0
+    /// The running threads by webhook key, until each leaves.
+    private var senders: [Int: Sender] = [:]
 
     init(webhooks: [HappyConfig.Webhook], queueMax: Int, poster: (any WebhookPoster)?, logger: Logger) {
         self.webhooks = webhooks
@@ -64,16 +101,66 @@ final class WebhookSenders: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Starts one sender per webhook on `outbox`.
-    func start(outbox: any WebhookOutbox) {
-        guard let poster, !webhooks.isEmpty else { return }
-        for (index, webhook) in webhooks.enumerated() {
-            let thread = Thread { [self] in run(index, webhook, outbox: outbox, poster: poster) }
-            thread.name = "happy.webhook.\(index)"
-            condition.lock()
-            running += 1
-            condition.unlock()
-            threads.append(thread)
+    /// The keys of the webhooks with a thread running, a removed one's until it leaves.
+    var runningKeys: Set<Int> {
+        condition.lock()
+        defer { condition.unlock() }
+        return Set(senders.keys)
+    }
+
+    /// Starts one sender per webhook on `outbox` (none without one: a reload may bring it).
+    func start(outbox: (any WebhookOutbox)?) {
+        condition.lock()
+        defer { condition.unlock() }
+        started = true
+        if self.outbox == nil { self.outbox = outbox }
+        runListedSenders()
+    }
+
+    /// Takes a reloaded list and queue bound: threads start for webhooks
+    /// without one, are told to stop for those no longer listed (not waited
+    /// for) and carry on with the new events and secret for kept ones.
+    /// `outbox` serves when none was given before (no webhook at start).
+    @discardableResult
+    func reconfigure(_ next: [HappyConfig.Webhook], queueMax: Int, outbox: (any WebhookOutbox)?) -> WebhookListChange {
+        condition.lock()
+        defer { condition.unlock() }
+        var change = WebhookListChange()
+        let before = Dictionary(webhooks.map { ($0.key, $0) }) { first, _ in first }
+        let after = Set(next.map(\.key))
+        for webhook in next {
+            guard let old = before[webhook.key] else {
+                change.added.append(webhook)
+                continue
+            }
+            if old != webhook { change.changed.append(webhook) }
+        }
+        change.removed = webhooks.filter { !after.contains($0.key) }
+        webhooks = next
+        self.queueMax = queueMax
+        if self.outbox == nil { self.outbox = outbox }
+        for (key, sender) in senders where !after.contains(key) { sender.removed = true }
+        runListedSenders()
+        generation += 1
+        condition.broadcast()
+        return change
+    }
+
+    /// Gives each listed webhook a running thread with its current settings:
+    /// a new one, or the one still running (a webhook removed and listed
+    /// again before its thread left keeps that thread). Under `condition`.
+    private func runListedSenders() {
+        guard started, !stopping, let poster, let outbox else { return }
+        for webhook in webhooks {
+            if let running = senders[webhook.key] {
+                running.webhook = webhook
+                running.removed = false
+                continue
+            }
+            let sender = Sender(webhook)
+            senders[webhook.key] = sender
+            let thread = Thread { [self, key = webhook.key] in run(sender, key: key, outbox: outbox, poster: poster) }
+            thread.name = "happy.webhook"
             thread.start()
         }
     }
@@ -94,50 +181,60 @@ final class WebhookSenders: @unchecked Sendable {
         stopping = true
         condition.broadcast()
         let deadline = Date(timeIntervalSinceNow: Self.stopWaitSeconds)
-        while running > 0 && condition.wait(until: deadline) {}
+        while !senders.isEmpty && condition.wait(until: deadline) {}
         condition.unlock()
     }
 
-    /// Waits until woken (past `seen`), stopped or `seconds` have passed; false once stopping.
-    private func pause(_ seconds: Double, seen: inout Int, wakeable: Bool = true) -> Bool {
+    /// Waits until woken (past `seen`), told to leave or `seconds` have passed.
+    private func pause(_ sender: Sender, _ seconds: Double, seen: inout Int, wakeable: Bool = true) {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: seconds)
-        while (!wakeable || generation == seen) && !stopping {
+        while (!wakeable || generation == seen) && !stopping && !sender.removed {
             if !condition.wait(until: deadline) { break }
         }
         seen = generation
-        return !stopping
     }
 
-    private var isStopping: Bool {
+    /// The settings `sender` sends with now; when it is to leave, it stops
+    /// counting as running in the same step (so a webhook listed again gets
+    /// a thread of its own from then on).
+    private func nextTurn(_ sender: Sender) -> Turn {
         condition.lock()
         defer { condition.unlock() }
-        return stopping
+        guard stopping || sender.removed else { return .send(sender.webhook, queueMax: queueMax) }
+        senders[sender.webhook.key] = nil
+        condition.broadcast()
+        return stopping ? .leaveStopping : .leaveRemoved(sender.webhook)
     }
 
-    private func run(_ index: Int, _ webhook: HappyConfig.Webhook, outbox: any WebhookOutbox, poster: any WebhookPoster) {
-        defer {
-            condition.lock()
-            running -= 1
-            condition.broadcast()
-            condition.unlock()
-        }
+    private func run(_ sender: Sender, key: Int, outbox: any WebhookOutbox, poster: any WebhookPoster) {
         var retry = Self.firstRetrySeconds
         var failing = false
         var droppedLogged = false
         var lastTrim = Date.distantPast
         var seen = 0
         var holdsLease = false
-        let key = Array(webhook.secret.utf8)
-        while !isStopping {
+        while true {
+            let webhook: HappyConfig.Webhook, queueMax: Int
+            switch nextTurn(sender) {
+            case .send(let current, let bound):
+                (webhook, queueMax) = (current, bound)
+            case .leaveRemoved(let removed):
+                let left = (try? outbox.count(webhook: key)).map(String.init) ?? "unknown"
+                return logger.info("webhook removed by a reload: its sender stopped; what it had queued stays in the outbox "
+                                   + "and is delivered if its URL is listed again",
+                                   ["webhook": removed.redactedURL, "leftQueued": left])
+            case .leaveStopping:
+                return
+            }
             // Another node may be sending this outbox: wait for its lease to lapse.
             let claimed: Bool
             do {
-                claimed = try outbox.claim(webhook: index, holder: holder, seconds: Self.leaseSeconds)
+                claimed = try outbox.claim(webhook: key, holder: holder, seconds: Self.leaseSeconds)
             } catch {
                 logger.error("webhook outbox unreachable", ["webhook": webhook.redactedURL, "error": error.message])
-                guard pause(retry, seen: &seen, wakeable: false) else { return }
+                pause(sender, retry, seen: &seen, wakeable: false)
                 retry = min(Self.lastRetrySeconds, retry * 2)
                 continue
             }
@@ -147,12 +244,12 @@ final class WebhookSenders: @unchecked Sendable {
                             ["webhook": webhook.redactedURL, "holder": holder])
             }
             guard claimed else {
-                guard pause(Self.leaseRetrySeconds, seen: &seen, wakeable: false) else { return }
+                pause(sender, Self.leaseRetrySeconds, seen: &seen, wakeable: false)
                 continue
             }
             if failing || Date().timeIntervalSince(lastTrim) > 5 {
                 lastTrim = Date()
-                let dropped = (try? outbox.trim(webhook: index, keep: queueMax)) ?? 0
+                let dropped = (try? outbox.trim(webhook: key, keep: queueMax)) ?? 0
                 if dropped > 0 {
                     stats.dropped.add(dropped, ordering: .relaxed)
                     if !droppedLogged {
@@ -164,24 +261,25 @@ final class WebhookSenders: @unchecked Sendable {
             }
             let entries: [OutboxEntry]
             do {
-                entries = try outbox.waiting(webhook: index, limit: Self.batchLimit)
+                entries = try outbox.waiting(webhook: key, limit: Self.batchLimit)
             } catch {
                 logger.error("webhook outbox unreadable", ["webhook": webhook.redactedURL, "error": error.message])
-                guard pause(retry, seen: &seen, wakeable: false) else { return }
+                pause(sender, retry, seen: &seen, wakeable: false)
                 continue
             }
             guard let last = entries.last else {
-                guard pause(1, seen: &seen) else { return }
+                pause(sender, 1, seen: &seen)
                 continue
             }
             let body = WebhookEncoder.batch(entries)
-            let signature = HMACSHA256.digest(key: key, message: body).map { String(format: "%02x", $0) }.joined()
+            let signature = HMACSHA256.digest(key: Array(webhook.secret.utf8), message: body)
+                .map { String(format: "%02x", $0) }.joined()
             let outcome = poster.post(url: webhook.url, body: body,
                                       headers: [("Content-Type", "application/json"),
                                                 ("X-Happy-Signature", "sha256=\(signature)")],
                                       timeoutSeconds: Self.postTimeoutSeconds)
             if case .success(let status) = outcome, (200..<300).contains(status) {
-                try? outbox.remove(webhook: index, through: last.number)
+                try? outbox.remove(webhook: key, through: last.number)
                 stats.delivered.add(entries.count, ordering: .relaxed)
                 stats.batches.add(1, ordering: .relaxed)
                 if failing { logger.info("webhook receiving again", ["webhook": webhook.redactedURL]) }
@@ -201,7 +299,7 @@ final class WebhookSenders: @unchecked Sendable {
             }
             failing = true
             // A failing receiver is retried on its backoff, not on every new delivery.
-            guard pause(retry, seen: &seen, wakeable: false) else { return }
+            pause(sender, retry, seen: &seen, wakeable: false)
             retry = min(Self.lastRetrySeconds, retry * 2)
         }
     }

@@ -40,6 +40,21 @@ final class TestExchange {
     func header(_ name: String) -> String? { transport.header(name) }
 }
 
+/// The configuration file a test server reads again on a reload, as the test rewrites it.
+final class ReloadableConfig: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: HappyConfig
+
+    init(_ config: HappyConfig) {
+        stored = config
+    }
+
+    var config: HappyConfig {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
 /// The whole server built in-process, without libwebsockets: fake
 /// transports stand in for the sockets, a manual clock for time, and the
 /// test plays the event loop (writable callbacks, loop turns, the inbox).
@@ -48,6 +63,8 @@ final class TestServer {
     let time: ManualTimeSource
     let timers: ManualTimers
     let config: HappyConfig
+    /// What `reload` reads.
+    let file: ReloadableConfig
 
     /// The repository's `web/` directory (art for the renderer).
     static let webRoot: String = URL(fileURLWithPath: #filePath)
@@ -68,6 +85,8 @@ final class TestServer {
          tokenVerifier: TokenVerifier? = nil, stepped: SteppedStore? = nil, clusterBus: (any ClusterBus)? = nil,
          webhookPoster: (any WebhookPoster)? = nil) {
         self.config = config
+        let file = ReloadableConfig(config)
+        self.file = file
         time = ManualTimeSource()
         timers = ManualTimers(time: time)
         let store = stepped?.store ?? store ?? MemoryRoomStore(historySize: config.limits.historySize)
@@ -76,7 +95,8 @@ final class TestServer {
                                      tokenVerifier: tokenVerifier,
                                      operatorKey: tokenVerifier == nil ? Self.operatorKey : nil,
                                      clusterBus: clusterBus, time: time, timers: timers,
-                                     storeAccess: stepped, webhookPoster: webhookPoster)
+                                     storeAccess: stepped, webhookPoster: webhookPoster,
+                                     readConfiguration: { .success(file.config) })
         } catch {
             fatalError("the test server could not be built: \(error)")
         }
@@ -110,6 +130,12 @@ final class TestServer {
     /// The end of a loop turn: the inbox, due timers, the group commit.
     func turn() {
         server.afterServiceTurn()
+    }
+
+    /// Rewrites the configuration and reloads it, as SIGHUP does.
+    func reload(_ change: (inout HappyConfig) -> Void) {
+        change(&file.config)
+        server.reload()
     }
 
     /// The sweep of every component, now, as its timer would run it.
