@@ -44,7 +44,7 @@ final class ReloadAndUpgradeTests: XCTestCase {
         XCTAssertEqual(alice.next(type: "ack")?["id"]?.stringValue, "still", "nobody was dropped")
         XCTAssertNotNil(bob.next(type: "event"))
         bob.close()
-        XCTAssertNotNil(bob.waitForClose())
+        XCTAssertNotNil(bob.waitForClose() as Any?)
         XCTAssertEqual(try refusal(server, "/ws?name=late&token=\(early)"), 1008, "a token of the old secret is refused")
         let (carol, _) = try TestClient.join(server, name: "carol", extra: [("token", try mint("second-secret", "carol"))])
         XCTAssertEqual(try HTTP.get("\(server.httpBase)/healthz").status, 200, "still on its old port")
