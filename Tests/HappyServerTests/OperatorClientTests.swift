@@ -9,6 +9,8 @@ import XCTest
 /// processes; read-only commands observe and acting ones go by the login name.
 final class OperatorClientTests: XCTestCase {
     private var server: ServerProcess!
+    /// With `auth.secret` the operator key is not a credential: commands carry their own `--token`.
+    private var usesSecret = false
 
     override func setUpWithError() throws {
         server = try ServerProcess()
@@ -20,9 +22,9 @@ final class OperatorClientTests: XCTestCase {
 
     private var url: String { "ws://127.0.0.1:\(server.port)" }
 
-    /// Runs `happyclient --url … arguments` to its end, with the operator key (`HAPPY_TOKEN`) when the server has one.
+    /// Runs `happyclient --url … arguments` to its end, with the operator key (`HAPPY_TOKEN`) when it is the credential.
     private func client(_ arguments: [String], environment: [String: String] = [:]) throws -> ClientProcess.Outcome {
-        let key = server.operatorKey
+        let key = usesSecret ? "" : server.operatorKey
         let credential = key.isEmpty ? [:] : ["HAPPY_TOKEN": key]
         return try ClientProcess.run(["--url", url] + arguments, environment: credential.merging(environment) { $1 })
     }
@@ -192,6 +194,7 @@ final class OperatorClientTests: XCTestCase {
     func testWithASecretTheOperatorCommandsNeedAnAdminToken() throws {
         let secret = "operator-client-secret"
         server = try ServerProcess(["auth": ["secret": secret]])
+        usesSecret = true
         func token(_ role: String) throws -> String {
             let minted = try ServerProcess.run(["token", "--secret", secret, "--sub", "ops", "--role", role])
             return minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -200,6 +203,10 @@ final class OperatorClientTests: XCTestCase {
         XCTAssertEqual(none.status, 65)
         XCTAssertEqual(none.stderr, "happyclient: refused by the server: unauthorized: the operator API needs an admin token "
                        + "in Authorization: Bearer; make one with happyserver token --role admin\n")
+        let key = try client(["--token", server.operatorKey, "rooms"])
+        XCTAssertEqual(key.stderr, "happyclient: refused by the server: unauthorized: the operator key is no credential "
+                       + "while auth.secret is set: send an admin token in Authorization: Bearer; make one with "
+                       + "happyserver token --role admin\n")
         let player = try client(["--token", token("player"), "kick", "lobby", "--name", "x"])
         XCTAssertEqual(player.status, 65)
         XCTAssertEqual(player.stderr, "happyclient: refused by the server: forbidden: the operator API needs the admin role\n")

@@ -65,8 +65,8 @@ final class ServerCloseHandshakeTests: XCTestCase {
 
     func testShutdownClose1001ReachesAClientThatKeepsSending() throws {
         let server = try ServerProcess(["limits": ["intentsPerSecond": 1000, "intentBurst": 1000]])
-        let client = try PersistentSender(port: server.port, target: "/ws", batch: 5, message: Self.intent)
-        _ = try eventually(seconds: 10) { try HTTP.get("\(server.httpBase)/api/state").json?["seq"]?.intValue.flatMap { $0 > 10 ? $0 : nil } }
+        let client = try PersistentSender(port: server.port, target: "/ws", batch: 5, afterWelcome: true, message: Self.intent)
+        _ = try eventually(seconds: 20) { try HTTP.get("\(server.httpBase)/api/state").json?["seq"]?.intValue.flatMap { $0 > 10 ? $0 : nil } }
         server.process?.terminate()
         let outcome = client.awaitServerClose()
         assertHandshake(outcome, code: 1001, "shutdown")

@@ -95,6 +95,10 @@ final class AccessControl {
             }
             return .success(())
         }
+        if let operatorKey, operatorKey.matches(credential) {
+            return .failure(HTTPError(status: 401, code: "unauthorized", "the operator key is no credential while auth.secret "
+                + "is set: send an admin token in Authorization: Bearer; make one with happyserver token --role admin"))
+        }
         switch verify(credential) {
         case .failure(let rejection):
             return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))

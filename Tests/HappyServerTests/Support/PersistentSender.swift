@@ -28,10 +28,13 @@ final class PersistentSender: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Connects to `target` and starts sending `message(n)` every `interval`
-    /// seconds, `batch` messages at a time.
-    init(port: Int, target: String, interval: Double = 0.05, batch: Int = 50,
+    /// seconds, `batch` messages at a time; with `afterWelcome`, once the
+    /// welcome came (a busy server may welcome late, and holds only so many
+    /// messages before it).
+    init(port: Int, target: String, interval: Double = 0.05, batch: Int = 50, afterWelcome: Bool = false,
          message: @escaping @Sendable (Int) -> RawMessage) throws {
         socket = try RawWebSocket(port: port, target: target, timeout: 10)
+        if afterWelcome, socket.nextFrame() == nil { throw RawSocket.failure("no welcome from \(target)") }
         Thread.detachNewThread { [self] in
             var index = 0
             sending: while !isStopped {
