@@ -59,7 +59,7 @@ class Server:
     @property
     def operator_key(self):
         """The key of the operator API, made by the server on its first start in its data directory
-        (None with auth.secret, where admin tokens take its place)."""
+        (kept with auth.secret too, where admin tokens take its place, for a reload that clears the secret)."""
         path = Path(json.loads(self.config_path.read_text())["dataDir"]) / "operator.key"
         return path.read_text().strip() if path.exists() else None
 

@@ -7,6 +7,7 @@ and takes a key or token typed in.
 And issue 26 point 7: a running `happyclient watch` observes, so the page does
 not list it among the people."""
 
+import json
 import subprocess
 import time
 import unittest
@@ -176,7 +177,9 @@ class TheInspectorSaysHowToGetIn(unittest.TestCase):
         server = support.Server({"auth": {"secret": secret}}).start()
         driver = support.browser()
         try:
-            self.assertIsNone(server.operator_key, "with auth.secret, admin tokens take the operator key's place")
+            status, answer = support.operator(server, "GET", "/api/rooms")
+            self.assertEqual(status, 401, "with auth.secret, admin tokens take the operator key's place")
+            self.assertIn("the operator key is no credential while auth.secret is set", json.dumps(answer))
             driver.get(f"{server.base}/admin#room=lobby")
             wait_inspector(driver, lambda i: (i.get("access") or {}).get("status") == 401, "no 401")
             access = driver.find_element(By.ID, "access")
