@@ -126,6 +126,17 @@ final class BroadcasterTests: XCTestCase {
         XCTAssertEqual(client.transport.writes.count, writes)
     }
 
+    func testThePeersCloseFrameEndsTheConnectionOnlyOnceTheServersIsOut() {
+        let test = TestServer()
+        let client = test.joined()
+        test.server.broadcaster.close(client.connection, code: .policyViolation, reason: "go away")
+        XCTAssertFalse(test.server.broadcaster.peerClosing(client.connection), "no close frame of ours to answer yet")
+        test.pump(client)
+
+        XCTAssertEqual(client.closeFrame?.closeCode, 1008, "the server's close frame still goes out")
+        XCTAssertTrue(test.server.broadcaster.peerClosing(client.connection), "now the peer's is the answer")
+    }
+
     func testImmediateCloseSkipsWhatIsQueued() {
         let test = TestServer()
         let reader = test.joined()

@@ -58,4 +58,20 @@ final class TurnEndWriteTests: XCTestCase {
         test.pump(client)
         XCTAssertEqual(client.transport.closeFrame?.closeCode, 1001)
     }
+
+    func testClientWhosePeerIsClosingIsLeftToItsWritableCallback() {
+        let test = TestServer()
+        let reader = test.joined()
+        let writer = test.joined()
+        _ = test.messages(of: reader)
+        let writesBefore = reader.transport.writes.count
+        XCTAssertFalse(test.server.broadcaster.peerClosing(reader.connection))
+
+        test.server.broadcaster.writingAfter {
+            test.sendIntent(writer, "face.setHappiness", #""value":60"#)
+        }
+
+        XCTAssertEqual(reader.transport.writes.count, writesBefore, "lws answers the peer's close: no write of ours")
+        XCTAssertTrue(reader.transport.writablePending)
+    }
 }

@@ -73,9 +73,7 @@ final class Broadcaster {
         for connection in flushing {
             connection.output.deferredWriteTaken()
             guard !connection.isClosed, !connection.output.writableRequested else { continue }
-            if connection.output.closeRequest == nil, !connection.output.closeFrameSent,
-               !connection.output.peerIsClosing, !connection.output.pingDue,
-               !connection.transport.hasBufferedOutput {
+            if connection.output.closing == .open, !connection.output.pingDue, !connection.transport.hasBufferedOutput {
                 if !writeable(connection) { connection.kill() }
             } else {
                 requestWritable(connection, now: now)
@@ -175,7 +173,6 @@ final class Broadcaster {
     /// close frame: the connection ends without echoing it.
     func peerClosing(_ connection: Connection) -> Bool {
         connection.output.peerClosing()
-        return connection.output.closeFrameSent
     }
 
     /// Nothing left to write: no private message, no broadcast ahead of the cursor.
@@ -227,8 +224,7 @@ final class Broadcaster {
            !close.afterDrain || (isCaughtUp(connection) && connection.commits.pending == 0) {
             return sendCloseFrame(close, to: connection)
         }
-        if connection.output.pingDue {
-            connection.output.pingWritten()
+        if connection.output.takePing() {
             // lws 4.1 reports no pong for an empty ping, so the ping carries a payload.
             let payload = Self.pingPayload
             scratch.start.update(from: payload, count: payload.count)

@@ -6,13 +6,39 @@ import HappyCore
 /// only read it.
 struct WriteState {
     /// How the connection is going away, once decided.
-    struct CloseRequest {
+    struct CloseRequest: Equatable {
         var code: WebSocketCloseCode
         var reason: String
         /// Send what is queued first (graceful shutdown).
         var afterDrain = false
         /// The peer is not read again: its close frame is not waited for (a flooder).
         var stopReading = false
+    }
+
+    /// How far the close handshake went. Once the server decides to close,
+    /// the peer's close frame changes nothing until the server's own is out
+    /// (then it is the answer that ends the connection).
+    enum Closing: Equatable {
+        /// Nobody closes yet.
+        case open
+        /// The peer's close frame came first: lws answers it, and only the
+        /// transport writes from now on.
+        case peerClosing
+        /// The server decided to close: its close frame waits for the next
+        /// write (after the queue and the pending intents when `afterDrain`).
+        case requested(CloseRequest)
+        /// The close frame is out; the peer's close frame (or a timeout) ends it.
+        case closeFrameWritten(CloseRequest)
+    }
+
+    /// Whether the server reads the client, as TCP backpressure on its replies decides.
+    enum Reading: Equatable {
+        /// Read as messages come; never paused.
+        case flowing
+        /// Paused until the client's replies drain.
+        case paused
+        /// Read again after a pause (only the first pause is logged).
+        case resumed
     }
 
     /// Messages for this client alone; the room's broadcasts come from its log.
@@ -26,15 +52,8 @@ struct WriteState {
     private(set) var writeDeferred = false
     /// A keepalive ping is to be written at the next writable callback.
     private(set) var pingDue = false
-    /// The peer's close frame arrived: only the transport writes from now on.
-    private(set) var peerIsClosing = false
-    private(set) var closeRequest: CloseRequest?
-    /// The close frame is out; the peer's close frame (or a timeout) ends it.
-    private(set) var closeFrameSent = false
-    /// Reading is paused until the client's replies drain (TCP backpressure).
-    private(set) var readingPaused = false
-    /// Reading was paused at least once (logged the first time only).
-    private(set) var hasPausedReading = false
+    private(set) var closing = Closing.open
+    private(set) var reading = Reading.flowing
     /// Resyncs written to this client (the operator API shows them).
     private(set) var resyncs = 0
     /// When writing last made progress (or messages started waiting).
@@ -106,35 +125,78 @@ struct WriteState {
     // MARK: keepalive
 
     mutating func pingRequested() { pingDue = true }
-    mutating func pingWritten() { pingDue = false }
+
+    /// A write takes the due ping: true when one is to be written now.
+    mutating func takePing() -> Bool {
+        defer { pingDue = false }
+        return pingDue
+    }
 
     // MARK: reading
 
+    var readingPaused: Bool { reading == .paused }
+    /// Reading was paused at least once.
+    var hasPausedReading: Bool { reading != .flowing }
+
     /// True when reading was running and is now paused.
     mutating func pauseReading() -> Bool {
-        guard !readingPaused else { return false }
-        readingPaused = true
-        hasPausedReading = true
+        guard reading != .paused else { return false }
+        reading = .paused
         return true
     }
 
     /// True when reading was paused and now runs again.
     mutating func resumeReading() -> Bool {
-        guard readingPaused else { return false }
-        readingPaused = false
+        guard reading == .paused else { return false }
+        reading = .resumed
         return true
     }
 
     // MARK: closing
 
-    /// Records the close; false when one was already decided.
-    mutating func requestClose(_ request: CloseRequest) -> Bool {
-        guard closeRequest == nil else { return false }
-        closeRequest = request
-        writableRequested = false
-        return true
+    /// The server's close, once decided (its frame written or not).
+    var closeRequest: CloseRequest? {
+        switch closing {
+        case .requested(let request), .closeFrameWritten(let request): request
+        case .open, .peerClosing: nil
+        }
     }
 
-    mutating func closeFrameWritten() { closeFrameSent = true }
-    mutating func peerClosing() { peerIsClosing = true }
+    var closeFrameSent: Bool {
+        if case .closeFrameWritten = closing { true } else { false }
+    }
+
+    /// Records the close; false when one was already decided.
+    mutating func requestClose(_ request: CloseRequest) -> Bool {
+        switch closing {
+        case .open, .peerClosing:
+            closing = .requested(request)
+            writableRequested = false
+            return true
+        case .requested, .closeFrameWritten:
+            return false
+        }
+    }
+
+    /// The close frame of the request is out.
+    mutating func closeFrameWritten() {
+        guard case .requested(let request) = closing else {
+            return assertionFailure("a close frame written with no close requested")
+        }
+        closing = .closeFrameWritten(request)
+    }
+
+    /// The peer's close frame arrived. True when it answers the server's own
+    /// close frame: the connection ends without echoing it.
+    mutating func peerClosing() -> Bool {
+        switch closing {
+        case .open:
+            closing = .peerClosing
+            return false
+        case .peerClosing, .requested:
+            return false
+        case .closeFrameWritten:
+            return true
+        }
+    }
 }
