@@ -22,6 +22,7 @@ final class CommitCoordinator {
     private var performing = false
     /// Run once the batch in flight has been answered and handled.
     private var batchWaiters: [() -> Void] = []
+    private let intentTallyKey = IntentTally.Key()
 
     init(store: any StoreAccess, reducer: SceneReducer, publisher: IntentDelivery, catchUp: RoomCatchUp,
          webhooks: WebhookFeed, clock: ServiceClock, metrics: Metrics, logger: Logger) {
@@ -113,12 +114,12 @@ final class CommitCoordinator {
 
     private func track(_ runtime: RoomRuntime, _ reply: ReplyTarget) {
         runtime.commits.track()
-        if case .connection(let connection) = reply { connection.commits.track(now: clock.now()) }
+        if case .connection(let connection) = reply { connection.modify(intentTallyKey) { $0.track(now: clock.now()) } }
     }
 
     private func settle(_ intent: PendingIntent) {
         intent.runtime.commits.settle()
-        if case .connection(let connection) = intent.reply { connection.commits.settle() }
+        if case .connection(let connection) = intent.reply { connection.modify(intentTallyKey) { $0.settle() } }
     }
 
     // MARK: performing
@@ -215,4 +216,9 @@ final class CommitCoordinator {
     func release() {
         store.release()
     }
+}
+
+extension IntentTally {
+    /// Made only here: `CommitCoordinator` alone changes a connection's `commits`.
+    struct Key { fileprivate init() {} }
 }

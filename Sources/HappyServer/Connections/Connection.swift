@@ -3,10 +3,9 @@ import HappyCore
 /// One WebSocket client. Owned by the service thread; the transport holds a
 /// retained reference until the connection closes.
 ///
-/// Its changing state comes in parts, each a value written only by the
-/// component that owns it (through that value's mutating methods); the
-/// others read. `scripts/check-ownership.sh` checks that no other file calls
-/// those methods.
+/// Its changing state comes in parts, each a value that anyone reads and
+/// only its owner writes: a part changes through `modify`, which takes the
+/// part's `Key`, and only the owner's file can make that key.
 final class Connection: Attachment {
     enum Kind {
         /// The Happy protocol on `/ws`.
@@ -26,20 +25,13 @@ final class Connection: Attachment {
     /// When it connected, for the operator API (milliseconds since 1970).
     let connectedAt: Int64
 
-    /// Who the client is and whether it is admitted: owned by `ConnectionRegistry`.
-    var membership: Membership
-    /// Whether the peer is alive: owned by `ConnectionRegistry`.
-    var keepalive: Keepalive
-    /// Its place in a room: owned by the room (`RoomRuntime`).
-    var seat = RoomSeat()
-    /// Reassembly, messages before the welcome, rate limits: owned by `MessageIntake`.
-    var intake: IntakeState
-    /// The write path (queue, cursor, close): owned by `Broadcaster`.
-    var output: WriteState
-    /// Intents waiting for the store: owned by `CommitCoordinator`.
-    var commits = IntentTally()
-    /// Pointer rate and skipped batches: owned by `PointerService`.
-    var pointerPace: PointerPace
+    private var _membership: Membership
+    private var _keepalive: Keepalive
+    private var _seat = RoomSeat()
+    private var _intake: IntakeState
+    private var _output: WriteState
+    private var _commits = IntentTally()
+    private var _pointerPace: PointerPace
 
     /// `idSuffix` keeps ids unique across the nodes of a cluster.
     init(transport: any ConnectionTransport, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String,
@@ -51,15 +43,61 @@ final class Connection: Attachment {
         self.usesExtensions = usesExtensions
         openedAt = now
         connectedAt = wallMilliseconds
-        membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
-        keepalive = Keepalive(now: now)
-        intake = IntakeState(kind: kind, limits: limits, now: now, bytesRead: transport.bytesRead,
-                             compressed: usesExtensions)
+        _membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
+        _keepalive = Keepalive(now: now)
+        _intake = IntakeState(kind: kind, limits: limits, now: now, bytesRead: transport.bytesRead,
+                              compressed: usesExtensions)
         // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
-        output = WriteState(outboxLimit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes, now: now)
-        pointerPace = PointerPace(limits: limits, now: now)
+        _output = WriteState(outboxLimit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes, now: now)
+        _pointerPace = PointerPace(limits: limits, now: now)
         super.init(isConnection: true)
     }
+
+    // MARK: parts
+
+    /// Who the client is and whether it is admitted: owned by `ConnectionRegistry`.
+    var membership: Membership { _membership }
+    func modify<R>(_ key: Membership.Key, _ body: (inout Membership) throws -> R) rethrows -> R {
+        try body(&_membership)
+    }
+
+    /// Whether the peer is alive: owned by `ConnectionRegistry`.
+    var keepalive: Keepalive { _keepalive }
+    func modify<R>(_ key: Keepalive.Key, _ body: (inout Keepalive) throws -> R) rethrows -> R {
+        try body(&_keepalive)
+    }
+
+    /// Its place in a room: owned by the room (`RoomRuntime`).
+    var seat: RoomSeat { _seat }
+    func modify<R>(_ key: RoomSeat.Key, _ body: (inout RoomSeat) throws -> R) rethrows -> R {
+        try body(&_seat)
+    }
+
+    /// Reassembly, messages before the welcome, rate limits: owned by `MessageIntake`.
+    var intake: IntakeState { _intake }
+    func modify<R>(_ key: IntakeState.Key, _ body: (inout IntakeState) throws -> R) rethrows -> R {
+        try body(&_intake)
+    }
+
+    /// The write path (queue, cursor, close): owned by `Broadcaster`.
+    var output: WriteState { _output }
+    func modify<R>(_ key: WriteState.Key, _ body: (inout WriteState) throws -> R) rethrows -> R {
+        try body(&_output)
+    }
+
+    /// Intents waiting for the store: owned by `CommitCoordinator`.
+    var commits: IntentTally { _commits }
+    func modify<R>(_ key: IntentTally.Key, _ body: (inout IntentTally) throws -> R) rethrows -> R {
+        try body(&_commits)
+    }
+
+    /// Pointer rate and skipped batches: owned by `PointerService`.
+    var pointerPace: PointerPace { _pointerPace }
+    func modify<R>(_ key: PointerPace.Key, _ body: (inout PointerPace) throws -> R) rethrows -> R {
+        try body(&_pointerPace)
+    }
+
+    // MARK: read through
 
     var participant: Participant { membership.participant }
     var role: Role { membership.role }
@@ -78,7 +116,7 @@ final class Connection: Attachment {
 }
 
 /// Who a connection is and how far its admission went. Owned by
-/// `ConnectionRegistry`.
+/// `ConnectionRegistry`, the one holder of its `Key`.
 struct Membership {
     private(set) var participant: Participant
     private(set) var role: Role = .player
@@ -100,12 +138,12 @@ struct Membership {
     mutating func listed(at index: Int) { listIndex = index }
     mutating func unlisted() { listIndex = -1 }
 
-    mutating func rename(_ name: String) { participant.name = name }
-
-    mutating func grant(_ role: Role) { self.role = role }
-
-    mutating func admit(room: String, resume: (since: UInt64?, epoch: String?), observing: Bool) {
+    /// Admitted into `room` as `role`, under `name` when one was given (or its token names it).
+    mutating func admit(room: String, name: String?, role: Role, resume: (since: UInt64?, epoch: String?),
+                        observing: Bool) {
         admitted = true
+        if let name { participant.name = name }
+        self.role = role
         self.observing = observing
         roomName = room
         self.resume = resume

@@ -40,6 +40,8 @@ final class ConnectionRegistry {
     private let clock: ServiceClock
     /// Hands freed heap back to the system (the transport's allocator hook).
     private let releaseFreeMemory: () -> Void
+    private let membershipKey = Membership.Key()
+    private let keepaliveKey = Keepalive.Key()
 
     init(config: HappyConfig, directory: RoomDirectory, access: AccessControl, intake: MessageIntake,
          broadcaster: Broadcaster, crowd: CrowdDelivery, webhooks: WebhookFeed, pointers: PointerService,
@@ -82,7 +84,7 @@ final class ConnectionRegistry {
             transport: transport, kind: kind, serial: nextSerial, idSuffix: clusterBus.map { "-\($0.nodeID)" } ?? "",
             peerAddress: peerAddress, usesExtensions: usesExtensions, limits: config.limits, now: clock.fresh(),
             wallMilliseconds: clock.wallMilliseconds())
-        connection.membership.listed(at: connections.count)
+        connection.modify(membershipKey) { $0.listed(at: connections.count) }
         connections.append(connection)
         metrics.connectionsOpened += 1
         releaseMemoryAfterChurn(threshold: 512)
@@ -92,7 +94,7 @@ final class ConnectionRegistry {
 
     /// The connection is gone (closed by either side or dropped).
     func closed(_ connection: Connection) {
-        connection.membership.closed()
+        connection.modify(membershipKey) { $0.closed() }
         removeFromList(connection)
         metrics.connectionsClosed += 1
         leave(connection)
@@ -109,9 +111,9 @@ final class ConnectionRegistry {
         let last = connections.removeLast()
         if index < connections.count {
             connections[index] = last
-            last.membership.listed(at: index)
+            last.modify(membershipKey) { $0.listed(at: index) }
         }
-        connection.membership.unlisted()
+        connection.modify(membershipKey) { $0.unlisted() }
     }
 
     /// Every client not yet closing closes with `code` once it has what was recorded.
@@ -152,17 +154,15 @@ final class ConnectionRegistry {
             return refuse(connection, .policyViolation, "invalid room name: use 1-64 characters of A-Z a-z 0-9 _ -",
                           reason: "room")
         }
-        if let name = query["name"] {
-            guard Names.isValidDisplayName(name) else {
-                return refuse(connection, .policyViolation, "invalid name: use 1-32 printable characters", reason: "name")
-            }
-            connection.membership.rename(name)
+        if let name = query["name"], !Names.isValidDisplayName(name) {
+            return refuse(connection, .policyViolation, "invalid name: use 1-32 printable characters", reason: "name")
         }
+        let role: Role, name: String?
         switch access.authorize(token: token, room: roomName) {
-        case .allowed(let role, let name):
-            connection.membership.grant(role)
+        case .allowed(let granted, let subject):
+            role = granted
             // With access tokens the name is the token's subject, whatever `name=` says.
-            if let name { connection.membership.rename(name) }
+            name = subject ?? query["name"]
         case .refused(let message):
             return refuse(connection, .policyViolation, message, reason: "token")
         }
@@ -174,8 +174,11 @@ final class ConnectionRegistry {
         guard runtime.isOccupied || directory.occupiedCount < config.limits.maxRooms else {
             return refuse(connection, .tryAgainLater, "too many rooms in use: \(config.limits.maxRooms)", reason: "maxRooms")
         }
-        connection.membership.admit(room: roomName, resume: (query["since"].flatMap { UInt64($0) }, query["epoch"]),
-                                    observing: ["1", "true"].contains(query["observe"] ?? ""))
+        let resume = (since: query["since"].flatMap { UInt64($0) }, epoch: query["epoch"])
+        let observing = ["1", "true"].contains(query["observe"] ?? "")
+        connection.modify(membershipKey) {
+            $0.admit(room: roomName, name: name, role: role, resume: resume, observing: observing)
+        }
         admittedCount += 1
         directory.reserveSeat(for: connection, in: runtime)
         logger.info("open", ["id": connection.participant.id, "name": connection.participant.name,
@@ -245,7 +248,7 @@ final class ConnectionRegistry {
 
     /// Takes a closed connection out of its room and tells the others.
     private func leave(_ connection: Connection) {
-        guard connection.membership.release() else { return }
+        guard connection.modify(membershipKey, { $0.release() }) else { return }
         admittedCount -= 1
         guard let runtime = connection.room else { return }
         guard connection.joined else { return directory.unseat(connection, from: runtime) }
@@ -267,7 +270,7 @@ final class ConnectionRegistry {
     /// Anything from the peer (a message or a pong) shows it is alive.
     @inline(__always)
     func noteAlive(_ connection: Connection) {
-        connection.keepalive.received(at: clock.now())
+        connection.modify(keepaliveKey) { $0.received(at: clock.now()) }
     }
 
     /// How often the sweep runs for keepalive and slow readers: half the
@@ -291,10 +294,12 @@ final class ConnectionRegistry {
         for connection in connections where !connection.isClosed && !connection.output.closeFrameSent {
             // A flood of pings shows in no callback, only in the socket's count.
             if connection.output.closeRequest == nil && !intake.checkWire(connection) { continue }
-            let action = connection.keepalive.sweep(now: now, policy: policy,
-                                                    readingPaused: connection.output.readingPaused,
-                                                    caughtUp: broadcaster.isCaughtUp(connection),
-                                                    stalledSince: connection.output.stalledSince)
+            let readingPaused = connection.output.readingPaused, stalledSince = connection.output.stalledSince
+            let caughtUp = broadcaster.isCaughtUp(connection)
+            let action = connection.modify(keepaliveKey) {
+                $0.sweep(now: now, policy: policy, readingPaused: readingPaused, caughtUp: caughtUp,
+                         stalledSince: stalledSince)
+            }
             switch action {
             case .none:
                 break
@@ -333,4 +338,14 @@ final class ConnectionRegistry {
         churnAtLastTrim = churn
         releaseFreeMemory()
     }
+}
+
+extension Membership {
+    /// Made only here: `ConnectionRegistry` alone changes a connection's `membership`.
+    struct Key { fileprivate init() {} }
+}
+
+extension Keepalive {
+    /// Made only here: `ConnectionRegistry` alone changes a connection's `keepalive`.
+    struct Key { fileprivate init() {} }
 }

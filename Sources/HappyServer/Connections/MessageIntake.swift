@@ -13,6 +13,7 @@ final class MessageIntake {
     private let metrics: Metrics
     private let logger: Logger
     private let clock: ServiceClock
+    private let intakeKey = IntakeState.Key()
 
     init(admission: IntentAdmission, votes: VoteCounter, broadcaster: Broadcaster, pointers: PointerService,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -33,7 +34,7 @@ final class MessageIntake {
     func receive(_ connection: Connection, _ chunk: UnsafeBufferPointer<UInt8>, binary: Bool, final: Bool,
                  frameEnds: Bool? = nil) {
         if connection.output.closeRequest != nil { return }
-        connection.intake.wireReceived(chunk.count, frameEnds: frameEnds ?? final)
+        connection.modify(intakeKey) { $0.wireReceived(chunk.count, frameEnds: frameEnds ?? final) }
         // The first message is always looked at, later ones at most once a second.
         if final && connection.intake.wire.isDue(now: clock.now(), every: Self.wireCheckSeconds) {
             guard checkWire(connection) else { return }
@@ -41,7 +42,7 @@ final class MessageIntake {
         if chunk.isEmpty && !final {
             // An empty fragment carries nothing: a stream of them is a flood like any other.
             let now = clock.now()
-            if !connection.intake.takeToken(now: now) && connection.intake.recordRefusal(now: now) {
+            if connection.modify(intakeKey, { !$0.takeToken(now: now) && $0.recordRefusal(now: now) }) {
                 metrics.floodCloses += 1
                 return refuse(connection, .policyViolation, "too many empty fragments: over the rate limit for too long")
             }
@@ -49,7 +50,7 @@ final class MessageIntake {
         if binary && connection.kind == .happy {
             return refuse(connection, .unsupportedData, "binary messages are not accepted; send JSON text")
         }
-        switch connection.intake.assemble(chunk, binary: binary, final: final) {
+        switch connection.modify(intakeKey, { $0.assemble(chunk, binary: binary, final: final) }) {
         case .needsMore:
             return
         case .tooBig:
@@ -62,7 +63,8 @@ final class MessageIntake {
     /// The client's frames against what its socket carried (`WireMeter`); false once it is being closed.
     @discardableResult
     func checkWire(_ connection: Connection) -> Bool {
-        switch connection.intake.checkWire(bytesRead: connection.transport.bytesRead, now: clock.now()) {
+        let bytesRead = connection.transport.bytesRead, now = clock.now()
+        switch connection.modify(intakeKey, { $0.checkWire(bytesRead: bytesRead, now: now) }) {
         case .fine:
             return true
         case .unmaskedFrame:
@@ -70,7 +72,7 @@ final class MessageIntake {
             refuse(connection, .protocolError, "client frames must be masked (RFC 6455, section 5.1)")
         case .controlFlood:
             metrics.floodCloses += 1
-            connection.intake.dropPartialMessage()
+            connection.modify(intakeKey) { $0.dropPartialMessage() }
             broadcaster.close(connection, code: .policyViolation, reason: "too many control frames (pings) for too long",
                               stopReading: true)
         }
@@ -82,7 +84,7 @@ final class MessageIntake {
     /// Stops acting on the client's messages and closes with `code` at the
     /// next write (PROTOCOL.md section 5: the close frame reaches the client).
     private func refuse(_ connection: Connection, _ code: WebSocketCloseCode, _ reason: String) {
-        connection.intake.dropPartialMessage()
+        connection.modify(intakeKey) { $0.dropPartialMessage() }
         broadcaster.close(connection, code: code, reason: reason)
         logger.debug("closing", ["id": connection.participant.id, "code": "\(code)", "reason": reason])
     }
@@ -93,7 +95,7 @@ final class MessageIntake {
             broadcaster.send(OutboundFrame(payload: bytes, binary: binary), to: connection)
         case .happy:
             guard connection.joined else {
-                guard connection.intake.holdUntilWelcome(Array(bytes)) else {
+                guard connection.modify(intakeKey, { $0.holdUntilWelcome(Array(bytes)) }) else {
                     return refuse(connection, .policyViolation, "too many messages before the welcome")
                 }
                 return
@@ -104,7 +106,7 @@ final class MessageIntake {
 
     /// The messages that arrived before the welcome, in order (after it).
     func replayEarlyMessages(of connection: Connection) {
-        for message in connection.intake.takeEarlyMessages() {
+        for message in connection.modify(intakeKey, { $0.takeEarlyMessages() }) {
             message.withUnsafeBufferPointer { handleClientMessage(connection, $0) }
             if connection.output.closeRequest != nil { break }
         }
@@ -125,21 +127,21 @@ final class MessageIntake {
             pointers.receive(position, from: connection)
         case .success(.intent(let intent)):
             if let refusal = admission.refusal(for: intent, role: connection.role, observing: connection.isObserver,
-                                               takeToken: { connection.intake.takeToken(now: now) }) {
+                                               takeToken: { connection.modify(intakeKey) { $0.takeToken(now: now) } }) {
                 return answerRefusal(refusal, to: connection, now: now)
             }
             guard let runtime = connection.room else { return }
             votes.submit(intent, in: runtime, sender: connection.participant, reply: .connection(connection),
                          voterKey: connection.participant.id)
         case .success(.ping(let id)):
-            guard connection.intake.takeToken(now: now) else {
+            guard connection.modify(intakeKey, { $0.takeToken(now: now) }) else {
                 return answerRefusal(admission.rateLimited(id: nil), to: connection, now: now)
             }
             broadcaster.send(OutboundFrame(encoded: ServerMessageEncoder.pong(id: id, serverTime: clock.wallMilliseconds(),
                                                                              headroom: OutboundFrame.headroom)),
                              to: connection)
         case .failure(let error):
-            guard connection.intake.takeToken(now: now) else {
+            guard connection.modify(intakeKey, { $0.takeToken(now: now) }) else {
                 return answerRefusal(admission.rateLimited(id: nil), to: connection, now: now)
             }
             metrics.countError(error.code)
@@ -149,7 +151,7 @@ final class MessageIntake {
 
     /// Answers a refused message; a client over its rate for too long is closed instead.
     private func answerRefusal(_ refusal: WireError, to connection: Connection, now: Double) {
-        if refusal.code == .rateLimited && connection.intake.recordRefusal(now: now) {
+        if refusal.code == .rateLimited && connection.modify(intakeKey, { $0.recordRefusal(now: now) }) {
             metrics.floodCloses += 1
             logger.info("closing flooder", ["id": connection.participant.id, "peer": connection.peerAddress])
             return broadcaster.close(connection, code: .policyViolation,
@@ -157,4 +159,9 @@ final class MessageIntake {
         }
         broadcaster.sendError(refusal, to: connection)
     }
+}
+
+extension IntakeState {
+    /// Made only here: `MessageIntake` alone changes a connection's `intake`.
+    struct Key { fileprivate init() {} }
 }

@@ -28,6 +28,7 @@ final class Broadcaster {
     }
     /// One write's worth of coalesced frames.
     private let scratch = WriteScratch(capacity: writeBatchBytes)
+    private let outputKey = WriteState.Key()
 
     init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceListing: PresenceListing) {
         self.metrics = metrics
@@ -63,7 +64,7 @@ final class Broadcaster {
               !connection.usesExtensions else {
             return requestWritable(connection, now: now)
         }
-        guard connection.output.deferWrite(now: now) else { return }
+        guard connection.modify(outputKey, { $0.deferWrite(now: now) }) else { return }
         deferred.append(connection)
     }
 
@@ -71,7 +72,7 @@ final class Broadcaster {
         swap(&deferred, &flushing)
         let now = clock.now()
         for connection in flushing {
-            connection.output.deferredWriteTaken()
+            connection.modify(outputKey) { $0.deferredWriteTaken() }
             guard !connection.isClosed, !connection.output.writableRequested else { continue }
             if connection.output.closing == .open, !connection.output.pingDue, !connection.transport.hasBufferedOutput {
                 if !writeable(connection) { connection.kill() }
@@ -86,7 +87,7 @@ final class Broadcaster {
     /// its way. `now` starts the clock of a client that does not read.
     @inline(__always)
     private func requestWritable(_ connection: Connection, now: Double) {
-        guard !connection.isClosed, connection.output.requestWritable(now: now) else { return }
+        guard !connection.isClosed, connection.modify(outputKey, { $0.requestWritable(now: now) }) else { return }
         connection.transport.requestWritable()
     }
 
@@ -94,7 +95,7 @@ final class Broadcaster {
 
     /// A client joins its room's audience: it writes what is broadcast from now on.
     func joined(_ connection: Connection, _ runtime: RoomRuntime) {
-        connection.output.startReading(at: runtime.log.end)
+        connection.modify(outputKey) { $0.startReading(at: runtime.log.end) }
     }
 
     /// A client left: the log entries it had not written need not wait for it.
@@ -125,8 +126,8 @@ final class Broadcaster {
         // A connection closing gracefully still gets what is recorded before it goes.
         if let close = connection.output.closeRequest, !close.afterDrain { return }
         let position = after ?? connection.room?.log.end ?? 0
-        switch connection.output.push(PrivateMessage(after: position, frame: frame), bytes: frame.queuedSize,
-                                      droppable: droppable) {
+        let message = PrivateMessage(after: position, frame: frame)
+        switch connection.modify(outputKey, { $0.push(message, bytes: frame.queuedSize, droppable: droppable) }) {
         case .queued:
             wake(connection, now: clock.now())
         case .overflowed(let dropped):
@@ -143,14 +144,14 @@ final class Broadcaster {
     func resyncMembers(of runtime: RoomRuntime) {
         let now = clock.now()
         runtime.forEachListener { listener in
-            listener.output.requireResync()
+            listener.modify(outputKey) { $0.requireResync() }
             requestWritable(listener, now: now)
         }
     }
 
     /// A keepalive ping goes out at the client's next writable callback.
     func sendPing(to connection: Connection, now: Double) {
-        connection.output.pingRequested()
+        connection.modify(outputKey) { $0.pingRequested() }
         requestWritable(connection, now: now)
     }
 
@@ -162,17 +163,18 @@ final class Broadcaster {
     /// before any write of the server's own, so its pongs would hold the close frame back.
     func close(_ connection: Connection, code: WebSocketCloseCode, reason: String, afterDrain: Bool = false,
                stopReading: Bool = false) {
-        guard connection.output.requestClose(WriteState.CloseRequest(code: code, reason: reason, afterDrain: afterDrain,
-                                                                     stopReading: stopReading))
-        else { return }
-        if stopReading && !connection.isClosed && connection.output.pauseReading() { connection.transport.pauseReading() }
+        let request = WriteState.CloseRequest(code: code, reason: reason, afterDrain: afterDrain, stopReading: stopReading)
+        guard connection.modify(outputKey, { $0.requestClose(request) }) else { return }
+        if stopReading && !connection.isClosed && connection.modify(outputKey, { $0.pauseReading() }) {
+            connection.transport.pauseReading()
+        }
         requestWritable(connection, now: connection.output.stalledSince)
     }
 
     /// The peer's close frame arrived. True when it answers the server's own
     /// close frame: the connection ends without echoing it.
     func peerClosing(_ connection: Connection) -> Bool {
-        connection.output.peerClosing()
+        connection.modify(outputKey) { $0.peerClosing() }
     }
 
     /// Nothing left to write: no private message, no broadcast ahead of the cursor.
@@ -196,7 +198,7 @@ final class Broadcaster {
     private func pauseReading(_ connection: Connection) {
         guard !connection.isClosed else { return }
         let firstTime = !connection.output.hasPausedReading
-        guard connection.output.pauseReading() else { return }
+        guard connection.modify(outputKey, { $0.pauseReading() }) else { return }
         if firstTime {
             logger.info("reading paused until the client reads its replies",
                         ["id": connection.participant.id, "queued": "\(connection.output.outbox.queuedBytes)"])
@@ -206,7 +208,7 @@ final class Broadcaster {
     }
 
     private func resumeReading(_ connection: Connection) {
-        guard !connection.isClosed, connection.output.resumeReading() else { return }
+        guard !connection.isClosed, connection.modify(outputKey, { $0.resumeReading() }) else { return }
         connection.transport.resumeReading()
     }
 
@@ -216,15 +218,17 @@ final class Broadcaster {
     /// loop turn that queued its messages); false when it failed and must close.
     func writeable(_ connection: Connection) -> Bool {
         guard !connection.output.closeFrameSent else {
-            connection.output.beginWrite(now: connection.output.stalledSince)
+            let stalledSince = connection.output.stalledSince
+            connection.modify(outputKey) { $0.beginWrite(now: stalledSince) }
             return true
         }
-        connection.output.beginWrite(now: clock.now())
+        let now = clock.now()
+        connection.modify(outputKey) { $0.beginWrite(now: now) }
         if let close = connection.output.closeRequest,
            !close.afterDrain || (isCaughtUp(connection) && connection.commits.pending == 0) {
             return sendCloseFrame(close, to: connection)
         }
-        if connection.output.takePing() {
+        if connection.modify(outputKey, { $0.takePing() }) {
             // lws 4.1 reports no pong for an empty ping, so the ping carries a payload.
             let payload = Self.pingPayload
             scratch.start.update(from: payload, count: payload.count)
@@ -255,7 +259,7 @@ final class Broadcaster {
         let start = scratch.start
         start.update(from: frame, count: frame.count)
         guard connection.transport.write(start, count: frame.count, as: .preframed) else { return false }
-        connection.output.closeFrameWritten()
+        connection.modify(outputKey) { $0.closeFrameWritten() }
         if close.stopReading {
             // Nothing more is read from it: the connection ends once the frame is out.
             connection.transport.kill()
@@ -271,12 +275,12 @@ final class Broadcaster {
     private func nextFrame(of connection: Connection, space: Int = .max) -> OutboundFrame? {
         if let message = connection.output.outbox.firstPayload, message.after <= connection.output.cursor {
             guard message.frame.frameLength <= space else { return nil }
-            connection.output.removeFirstMessage()
+            connection.modify(outputKey) { $0.removeFirstMessage() }
             return message.frame
         }
         if connection.output.outbox.resyncPending, case .resync? = connection.output.outbox.first {
             guard let frame = resyncFrame(connection), frame.frameLength <= space else { return nil }
-            connection.output.removeFirstMessage()
+            connection.modify(outputKey) { $0.removeFirstMessage() }
             skipToEnd(connection)
             return frame
         }
@@ -297,7 +301,7 @@ final class Broadcaster {
         }
         guard frame.frameLength <= space else { return nil }
         runtime.log.passed(cursor)
-        connection.output.advanceCursor()
+        connection.modify(outputKey) { $0.advanceCursor() }
         return frame
     }
 
@@ -317,7 +321,7 @@ final class Broadcaster {
         guard frame.frameLength <= space else { return nil }
         for position in first..<next {
             runtime.log.passed(position)
-            connection.output.advanceCursor()
+            connection.modify(outputKey) { $0.advanceCursor() }
         }
         metrics.ticksMerged += 1
         return frame
@@ -335,14 +339,14 @@ final class Broadcaster {
     /// The resync covers everything broadcast so far: skip it.
     private func skipToEnd(_ connection: Connection) {
         metrics.resyncs += 1
-        guard let runtime = connection.room else { return connection.output.resynced(skippingTo: 0) }
+        guard let runtime = connection.room else { return connection.modify(outputKey) { $0.resynced(skippingTo: 0) } }
         let cursor = connection.output.cursor
         if cursor < runtime.log.end {
             // Entries the log already gave up for this client were counted then.
             metrics.outboxDrops += Int(runtime.log.end - max(cursor, runtime.log.start))
             runtime.log.abandon(from: cursor)
         }
-        connection.output.resynced(skippingTo: runtime.log.end)
+        connection.modify(outputKey) { $0.resynced(skippingTo: runtime.log.end) }
     }
 
     /// Writes what is queued: one frame through the transport's framing
@@ -379,4 +383,9 @@ final class Broadcaster {
         metrics.bytesOut += used
         return transport.write(base, count: used, as: .preframed)
     }
+}
+
+extension WriteState {
+    /// Made only here: `Broadcaster` alone changes a connection's `output`.
+    struct Key { fileprivate init() {} }
 }

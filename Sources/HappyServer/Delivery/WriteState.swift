@@ -2,8 +2,8 @@ import HappyCore
 
 /// A WebSocket connection's write path: the messages for it alone, its
 /// position in its room's broadcast log, whether it waits for a write, and
-/// how its close is going. Owned by `Broadcaster`; the sweep and the intake
-/// only read it.
+/// how its close is going. Owned by `Broadcaster`, the one holder of its
+/// `Key`; the sweep and the intake only read it.
 struct WriteState {
     /// How the connection is going away, once decided.
     struct CloseRequest: Equatable {

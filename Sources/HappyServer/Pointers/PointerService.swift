@@ -22,6 +22,7 @@ final class PointerService {
     /// Rooms with changes not yet sent, by identity.
     private var dirtyRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var tickDue: Double?
+    private let paceKey = PointerPace.Key()
 
     init(limits: HappyConfig.LimitsSection, broadcaster: Broadcaster, timers: any TimerScheduling, metrics: Metrics,
          clock: ServiceClock) {
@@ -41,7 +42,7 @@ final class PointerService {
     /// supersedes it anyway.
     func receive(_ position: PointerPosition?, from connection: Connection) {
         metrics.pointersIn += 1
-        guard connection.pointerPace.take(now: clock.now()) else {
+        guard connection.modify(paceKey, { $0.take(now: clock.now()) }) else {
             metrics.pointersDropped += 1
             return
         }
@@ -114,12 +115,12 @@ final class PointerService {
         runtime.forEachListener { member in
             guard member.joined, member.output.closeRequest == nil else { return }
             if broadcaster.unreadBytes(of: member) ?? .max > skipAbove {
-                member.pointerPace.skipped(goneFrom: batch.goneFrom)
+                member.modify(paceKey) { $0.skipped(goneFrom: batch.goneFrom) }
                 metrics.pointerSkips += 1
                 return
             }
             let message: OutboundFrame
-            if let since = member.pointerPace.catchUp() {
+            if let since = member.modify(paceKey, { $0.catchUp() }) {
                 let entries = runtime.pointers.visibleEntries(excluding: member.participant.id,
                                                               limit: limits.maxPointersPerBatch)
                 let gone = runtime.pointers.goneSince(since).filter { $0 != member.participant.id }
@@ -144,4 +145,9 @@ final class PointerService {
         OutboundFrame(encoded: ServerMessageEncoder.pointers(room: room, entries: entries, gone: gone,
                                                              headroom: OutboundFrame.headroom))
     }
+}
+
+extension PointerPace {
+    /// Made only here: `PointerService` alone changes a connection's `pointerPace`.
+    struct Key { fileprivate init() {} }
 }

@@ -125,11 +125,13 @@ final class RoomRuntime {
 
     // MARK: seats
 
+    private let seatKey = RoomSeat.Key()
+
     /// A connection admitted here waits for the room to load.
     func reserveSeat(for connection: Connection) {
         reservedSeats += 1
         wasUsed = true
-        connection.seat.reserve(in: self)
+        connection.modify(seatKey) { $0.reserve(in: self) }
     }
 
     /// The wait for the load is over (the connection joins, or was closed meanwhile).
@@ -139,12 +141,12 @@ final class RoomRuntime {
 
     func add(_ connection: Connection) {
         if connection.isObserver {
-            connection.seat.seated(at: observers.count)
+            connection.modify(seatKey) { $0.seated(at: observers.count) }
             observers.append(connection)
             return
         }
         let index = members.count
-        connection.seat.seated(at: index)
+        connection.modify(seatKey) { $0.seated(at: index) }
         members.append(connection)
         presenceAppended(at: index)
     }
@@ -152,13 +154,13 @@ final class RoomRuntime {
     /// Takes the connection out of the room (its entry, if welcomed, and its seat).
     func remove(_ connection: Connection) {
         let index = connection.seat.memberIndex
-        connection.seat.vacate()
+        connection.modify(seatKey) { $0.vacate() }
         if connection.isObserver {
             guard index >= 0, index < observers.count, observers[index] === connection else { return }
             let last = observers.removeLast()
             if index < observers.count {
                 observers[index] = last
-                last.seat.seated(at: index)
+                last.modify(seatKey) { $0.seated(at: index) }
             }
             return
         }
@@ -166,7 +168,7 @@ final class RoomRuntime {
         let last = members.removeLast()
         if index < members.count {
             members[index] = last
-            last.seat.seated(at: index)
+            last.modify(seatKey) { $0.seated(at: index) }
         }
         presenceChanged(at: index)
     }
@@ -257,4 +259,9 @@ final class RoomRuntime {
         }
         return list
     }
+}
+
+extension RoomSeat {
+    /// Made only here: `RoomRuntime` alone changes a connection's `seat`.
+    struct Key { fileprivate init() {} }
 }
