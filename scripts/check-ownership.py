@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Checks that each part of a connection's and a room's state is written only
-by the component that owns it (docs/architecture.md, "Who owns what").
+"""Checks that each part of a room's state is written only by the component
+that owns it (docs/architecture.md, "Who owns what"). A connection's parts
+need no check: only their owner holds the key that changes them.
 
-`Connection` and `RoomRuntime` keep their changing state in values (structs
-whose fields are `private(set)`), each owned by one component. The compiler
-stops anyone from setting those fields; this check stops anyone but the owner
-from calling the values' mutating methods or replacing them whole. It also
-fails when either class gains a settable stored property that is neither
-`private(set)` nor listed here.
+`RoomRuntime` keeps its changing state in values (structs whose fields are
+`private(set)`), each owned by one component. The compiler stops anyone from
+setting those fields; this check stops anyone but the owner from calling the
+values' mutating methods or replacing them whole. It also fails when the
+class gains a settable stored property that is neither `private(set)` nor
+listed here.
 
 Usage: scripts/check-ownership.py   (exit 1 and one line per finding)
 """
@@ -21,15 +22,6 @@ CORE = ROOT / "Sources" / "HappyCore"
 
 # class file -> {property: (file declaring its type, the struct, owner files)}
 OWNED = {
-    "Connections/Connection.swift": {
-        "membership": ("Connections/Connection.swift", "Membership", ["Connections/ConnectionRegistry.swift"]),
-        "keepalive": ("Connections/Keepalive.swift", "Keepalive", ["Connections/ConnectionRegistry.swift"]),
-        "seat": ("Rooms/RoomSeat.swift", "RoomSeat", ["Rooms/RoomRuntime.swift"]),
-        "intake": ("Connections/IntakeState.swift", "IntakeState", ["Connections/MessageIntake.swift"]),
-        "output": ("Delivery/WriteState.swift", "WriteState", ["Delivery/Broadcaster.swift"]),
-        "commits": ("Commits/IntentTally.swift", "IntentTally", ["Commits/CommitCoordinator.swift"]),
-        "pointerPace": ("Pointers/PointerPace.swift", "PointerPace", ["Pointers/PointerService.swift"]),
-    },
     "Rooms/RoomRuntime.swift": {
         "log": (CORE / "Delivery/BroadcastLog.swift", "BroadcastLog", ["Delivery/Broadcaster.swift"]),
         "commits": ("Commits/IntentTally.swift", "RoomCommitState", ["Commits/CommitCoordinator.swift"]),
@@ -103,7 +95,7 @@ def main():
     if problems:
         print(f"check-ownership: {len(problems)} write(s) outside their owner", file=sys.stderr)
         return 1
-    print(f"check-ownership: {checked} owned parts of Connection and RoomRuntime, each written only by its owner")
+    print(f"check-ownership: {checked} owned parts of RoomRuntime, each written only by its owner")
     return 0
 
 
