@@ -66,15 +66,15 @@ final class AccessControl {
     /// (nil without tokens), or the 401/403 to answer.
     func httpAccess(token: String?, room: String) -> Result<(role: Role, name: String?), HTTPError> {
         guard requiresTokens else { return .success((.player, nil)) }
-        guard let token else { return .failure(HTTPError(status: 401, code: "unauthorized", "an access token is required")) }
+        guard let token else { return .failure(HTTPError(.unauthorized, "an access token is required")) }
         switch verify(token) {
         case .success(let claims):
             guard claims.allows(room: room) else {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
+                return .failure(HTTPError(.forbidden, "the token does not allow room \(room)"))
             }
             return .success((claims.role, claims.subject))
         case .failure(let rejection):
-            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+            return .failure(HTTPError(.unauthorized, "invalid token: \(rejection)"))
         }
     }
 
@@ -84,33 +84,33 @@ final class AccessControl {
     /// the route names one); 401 or 403 otherwise.
     func operatorAccess(credential: String?, room: String? = nil) -> Result<Void, HTTPError> {
         guard let credential, !credential.isEmpty else {
-            return .failure(HTTPError(status: 401, code: "unauthorized", operatorKey == nil || requiresTokens
+            return .failure(HTTPError(.unauthorized, operatorKey == nil || requiresTokens
                 ? "the operator API needs an admin token in Authorization: Bearer; make one with happyserver token --role admin"
                 : "the operator API needs the operator key in Authorization: Bearer: the server prints the inspector's "
                     + "address with it at start, and keeps it in \(operatorKey!.path)"))
         }
         if let operatorKey, !requiresTokens {
             guard operatorKey.matches(credential) else {
-                return .failure(HTTPError(status: 401, code: "unauthorized", "that is not the operator key (see \(operatorKey.path))"))
+                return .failure(HTTPError(.unauthorized, "that is not the operator key (see \(operatorKey.path))"))
             }
             return .success(())
         }
         if let operatorKey, operatorKey.matches(credential) {
-            return .failure(HTTPError(status: 401, code: "unauthorized", "the operator key is no credential while auth.secret "
+            return .failure(HTTPError(.unauthorized, "the operator key is no credential while auth.secret "
                 + "is set: send an admin token in Authorization: Bearer; make one with happyserver token --role admin"))
         }
         switch verify(credential) {
         case .failure(let rejection):
-            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+            return .failure(HTTPError(.unauthorized, "invalid token: \(rejection)"))
         case .success(let claims):
             guard claims.role == .admin else {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the operator API needs the admin role"))
+                return .failure(HTTPError(.forbidden, "the operator API needs the admin role"))
             }
             if let room, !claims.allows(room: room) {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
+                return .failure(HTTPError(.forbidden, "the token does not allow room \(room)"))
             }
             if room == nil, claims.room != nil {
-                return .failure(HTTPError(status: 403, code: "forbidden", "this needs an admin token for every room (one without a room claim): "
+                return .failure(HTTPError(.forbidden, "this needs an admin token for every room (one without a room claim): "
                     + "listing rooms and backups cover them all"))
             }
             return .success(())

@@ -140,7 +140,7 @@ final class BackupService {
                 periodicOff = true
                 logger.warn("periodic backups are off", ["reason": error.message])
             }
-            let refusal = HTTPError(status: 409, code: "unsupported", "this server makes no backups: \(error.message)")
+            let refusal = HTTPError(.unsupported, "this server makes no backups: \(error.message)")
             for exchange in requests { responder.respond(exchange, refusal) }
         case .failure(let error):
             metrics.backupFailures += 1

@@ -40,7 +40,7 @@ struct FrameQuery: Equatable {
         let file = route.dropFirst(prefix.count)
         guard file.hasSuffix(".png"), let view = FrameView(rawValue: String(file.dropLast(4))) else {
             let names = FrameView.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failure(HTTPError(status: 404, code: "not_found", "no view \(file): use \(prefix){\(names)}.png"))
+            return .failure(HTTPError(.notFound, "no view \(file): use \(prefix){\(names)}.png"))
         }
         return .success(view)
     }

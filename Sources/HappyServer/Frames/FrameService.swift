@@ -84,7 +84,7 @@ final class FrameService {
         }
         let perAddress = config.limits.streamsPerAddress
         guard streams.openCount(from: exchange.peerAddress) < perAddress else {
-            return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+            return responder.respond(exchange, HTTPError(.rateLimited,
                 "too many frame streams from \(exchange.peerAddress): \(perAddress) open (limits.streamsPerAddress)"),
                 headers: [("Retry-After", "5")])
         }
@@ -148,7 +148,7 @@ final class FrameService {
                 self.responder.respond(exchange, response)
             case .failure(let error):
                 self.logger.error("render failed", ["view": key.view.rawValue, "error": error.message])
-                self.responder.respond(exchange, HTTPError(status: 500, code: "render_failed", "the frame could not be drawn"))
+                self.responder.respond(exchange, HTTPError(.renderFailed, "the frame could not be drawn"))
             }
         }
         if !accepted {

@@ -149,7 +149,7 @@ final class APIRoutes {
                 }
                 guard directory.mayCreate(runtime, by: address) else {
                     let wait = directory.secondsUntilNewRoom(by: address)
-                    return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+                    return responder.respond(exchange, HTTPError(.rateLimited,
                         "too many new rooms from \(address): \(config.limits.roomsPerAddress) a minute; try again in \(wait) s"),
                         headers: [("Retry-After", "\(wait)")])
                 }

@@ -107,8 +107,9 @@ final class HTTPIntake {
         }
         if exchange.method == "POST", let declared = declaredBodyLength, declared > 0 {
             guard declared <= maxRequestBody else {
-                return responder.respond(exchange, HTTPError(status: 413, WireError(
-                    .badMessage, "request body over \(maxRequestBody) bytes")), closeConnection: true)
+                return responder.respond(exchange, HTTPError(status: 413, .badMessage,
+                                                             "request body over \(maxRequestBody) bytes"),
+                                         closeConnection: true)
             }
             exchange.expectedBodyLength = declared
             return  // the body follows
@@ -120,13 +121,13 @@ final class HTTPIntake {
     private func refusal(of exchange: HTTPExchange, _ screen: RequestScreen) -> HTTPError? {
         switch screen {
         case .cutRequestLine:
-            return HTTPError(status: 400, WireError(.invalidValue, Self.cutRequestLineMessage))
+            return HTTPError(.invalidValue, Self.cutRequestLineMessage)
         case .overAddressCap:
-            return HTTPError(status: 429, WireError(.rateLimited, "too many connections from \(exchange.peerAddress)"))
+            return HTTPError(.rateLimited, "too many connections from \(exchange.peerAddress)")
         case .pass:
             let names = exchange.query.filter { $0.value.unicodeScalars.contains(where: \.isControl) }.keys.sorted()
             guard let name = names.first else { return nil }
-            return HTTPError(status: 400, WireError(.invalidValue, "query argument \(name) holds a control character"))
+            return HTTPError(.invalidValue, "query argument \(name) holds a control character")
         }
     }
 

@@ -51,12 +51,12 @@ final class OperatorRoutes {
     private func inspector(_ exchange: HTTPExchange) {
         if let refusal = gate.requestRefusal(exchange) { return responder.respond(exchange, refusal) }
         guard exchange.query["token"] == nil else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(.invalidValue,
+            return responder.respond(exchange, HTTPError(.invalidValue,
                 "the inspector takes its key in the address's fragment, /admin#key=KEY, which browsers never send "
-                + "(a query would leave it in logs and history)")))
+                + "(a query would leave it in logs and history)"))
         }
         guard let page = FileManager.default.contents(atPath: inspectorPath) else {
-            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
+            return responder.respond(exchange, HTTPError(.notFound,
                                                          "no inspector page: \(inspectorPath) is missing from webRoot"))
         }
         responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page),
@@ -133,7 +133,7 @@ final class OperatorRoutes {
 
     private func details(_ exchange: HTTPExchange, _ name: String) {
         guard let runtime = directory[name] else {
-            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
+            return responder.respond(exchange, HTTPError(.notFound,
                                                          "no room \(name) in memory on this server"))
         }
         var w = JSONWriter(capacity: 256 + 220 * runtime.listenerCount)
@@ -162,18 +162,18 @@ final class OperatorRoutes {
     /// `{ "id": "c7" }` or `{ "name": "alice" }`, optional `"reason"`: those connections close with 4003.
     private func kick(_ exchange: HTTPExchange, _ name: String) {
         guard let body = try? JSONParser.parse(exchange.body), body.isObject else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .badJSON, "the body must be a JSON object: { \"id\": \"c7\" } or { \"name\": \"alice\" }")))
+            return responder.respond(exchange, HTTPError(
+                .badJSON, "the body must be a JSON object: { \"id\": \"c7\" } or { \"name\": \"alice\" }"))
         }
         let id = body["id"]?.stringValue, who = body["name"]?.stringValue
         guard (id == nil) != (who == nil) else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .invalidValue, "name one connection by \"id\" or everyone of a \"name\" (one of them, as a string)")))
+            return responder.respond(exchange, HTTPError(
+                .invalidValue, "name one connection by \"id\" or everyone of a \"name\" (one of them, as a string)"))
         }
         let given = body["reason"]?.stringValue
         guard given.map({ $0.utf8.count <= 120 && !$0.unicodeScalars.contains(where: \.isControl) }) ?? true else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .invalidValue, "reason must be at most 120 bytes of text without control characters")))
+            return responder.respond(exchange, HTTPError(
+                .invalidValue, "reason must be at most 120 bytes of text without control characters"))
         }
         let reason = given.map { "\(Self.kickReason): \($0)" } ?? Self.kickReason
         var kicked = 0

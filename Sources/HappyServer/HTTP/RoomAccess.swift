@@ -11,7 +11,7 @@ struct RoomAccess {
     func check(_ exchange: HTTPExchange) -> Result<(room: String, role: Role, name: String?), HTTPError> {
         let name = exchange.query["room"] ?? defaultRoom
         guard Names.isValidRoom(name) else {
-            return .failure(HTTPError(status: 400, WireError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -")))
+            return .failure(HTTPError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -"))
         }
         let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
         return access.httpAccess(token: token, room: name).map { (name, $0.role, $0.name) }
@@ -22,7 +22,7 @@ struct RoomAccess {
         let origin = exchange.headers["origin"]
         let own = exchange.headers["host"].map { "\(scheme)://\($0.lowercased())" }
         guard access.allowsChange(fromOrigin: origin, ownOrigin: own) else {
-            return .failure(HTTPError(status: 403, code: "forbidden",
+            return .failure(HTTPError(.forbidden,
                                       "origin \(origin ?? "") is not allowed (auth.allowedOrigins) to change rooms here"))
         }
         return check(exchange)
