@@ -158,13 +158,14 @@ final class ConnectionRegistry {
             }
             connection.membership.rename(name)
         }
-        switch access.authorize(token: token, room: roomName) {
-        case .allowed(let role, let name):
-            connection.membership.grant(role)
+        switch access.check(token, for: .webSocket(room: roomName)) {
+        case .success(let grant):
+            connection.membership.grant(grant.role)
             // With access tokens the name is the token's subject, whatever `name=` says.
-            if let name { connection.membership.rename(name) }
-        case .refused(let message):
-            return refuse(connection, .policyViolation, message, reason: "token")
+            if let name = grant.name { connection.membership.rename(name) }
+        case .failure(let refusal):
+            // Unauthorized or forbidden alike: after the handshake, a close with the reason says it.
+            return refuse(connection, .policyViolation, refusal.message, reason: "token")
         }
         guard admittedCount < config.limits.maxClients else {
             return refuse(connection, .tryAgainLater, "server full: \(config.limits.maxClients) clients connected",

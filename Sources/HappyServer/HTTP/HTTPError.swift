@@ -26,6 +26,11 @@ struct HTTPError: Error, Equatable {
         self.init(error.code, error.message, id: error.id)
     }
 
+    /// A credential refused: 401 `unauthorized` or 403 `forbidden`.
+    init(_ refusal: AccessRefusal) {
+        self.init(refusal.code, refusal.message)
+    }
+
     static func notFound(_ method: String, _ route: String) -> HTTPError {
         HTTPError(.notFound, "no route \(method) \(route)")
     }

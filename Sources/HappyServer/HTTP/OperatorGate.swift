@@ -2,7 +2,7 @@ import HappyCore
 
 /// Who may operate (PROTOCOL.md section 13), checked the same way on every
 /// operator route: the request's `Host`, `Origin` and body
-/// (`OperatorRequestCheck`), then its credential (`AccessControl.operatorAccess`).
+/// (`OperatorRequestCheck`), then its credential (`AccessControl.check`).
 final class OperatorGate {
     private let access: AccessControl
     private var check: OperatorRequestCheck
@@ -26,8 +26,8 @@ final class OperatorGate {
             return false
         }
         let credential = AccessControl.bearer(exchange.headers["authorization"])
-        if case .failure(let error) = access.operatorAccess(credential: credential, room: room) {
-            responder.respond(exchange, error)
+        if case .failure(let refusal) = access.check(credential, for: .operatorAPI(room: room)) {
+            responder.respond(exchange, HTTPError(refusal))
             return false
         }
         return true
@@ -37,5 +37,6 @@ final class OperatorGate {
     func requestRefusal(_ exchange: HTTPExchange) -> HTTPError? {
         check.refusal(method: exchange.method, host: exchange.headers["host"], origin: exchange.headers["origin"],
                       contentType: exchange.headers["content-type"], bodyLength: exchange.body.count)
+            .map { HTTPError($0) }
     }
 }

@@ -14,7 +14,9 @@ struct RoomAccess {
             return .failure(HTTPError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -"))
         }
         let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        return access.httpAccess(token: token, room: name).map { (name, $0.role, $0.name) }
+        return access.check(token, for: .roomRoute(room: name))
+            .map { (name, $0.role, $0.name) }
+            .mapError { HTTPError($0) }
     }
 
     /// A request that changes something: `check`, and a page's `Origin` must be allowed (403 otherwise).
