@@ -150,7 +150,7 @@ final class HTTPRouterTests: XCTestCase {
 
         XCTAssertEqual(post.status, 413)
         XCTAssertEqual(post.transport.head?.close, true, "the unread body ends the connection")
-        XCTAssertTrue(post.exchange.body.isEmpty)
+        XCTAssertTrue(post.exchange.incomingBody.bytes.isEmpty)
     }
 
     func testPostedIntentsAreRateLimitedPerAddress() {
