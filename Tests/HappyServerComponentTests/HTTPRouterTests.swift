@@ -150,7 +150,7 @@ final class HTTPRouterTests: XCTestCase {
 
         XCTAssertEqual(post.status, 413)
         XCTAssertEqual(post.transport.head?.close, true, "the unread body ends the connection")
-        XCTAssertTrue(post.exchange.body.isEmpty)
+        XCTAssertTrue(post.exchange.incomingBody.bytes.isEmpty)
     }
 
     func testPostedIntentsAreRateLimitedPerAddress() {
@@ -187,6 +187,25 @@ final class HTTPRouterTests: XCTestCase {
             XCTAssertEqual(response.json?["code"]?.stringValue, "not_found", path)
             XCTAssertEqual(response.json?["message"]?.stringValue, "no route GET \(path)", path)
         }
+    }
+
+    func testErrorAnswersNameTheirCodeOnTheWireWithItsStatus() {
+        let answers: [(ErrorCode, status: Int, wire: String)] = [
+            (.unauthorized, 401, "unauthorized"), (.forbidden, 403, "forbidden"), (.notFound, 404, "not_found"),
+            (.methodNotAllowed, 405, "method_not_allowed"), (.unsupported, 409, "unsupported"), (.gone, 410, "gone"),
+            (.rateLimited, 429, "rate_limited"), (.renderFailed, 500, "render_failed"),
+            (.unavailable, 503, "unavailable"),
+        ]
+        for (code, status, wire) in answers {
+            let error = HTTPError(code, "why")
+            XCTAssertEqual(error.status, status, wire)
+            XCTAssertEqual(String(decoding: error.body, as: UTF8.self),
+                           #"{"type":"error","code":"\#(wire)","message":"why"}"#)
+        }
+        let intentError = HTTPError(WireError(.invalidValue, "happiness must be an integer", id: "a1"))
+        XCTAssertEqual(String(decoding: intentError.body, as: UTF8.self),
+                       #"{"type":"error","id":"a1","code":"invalid_value","message":"happiness must be an integer"}"#)
+        XCTAssertEqual(intentError.status, 400)
     }
 
     func testWrongMethodsAreNotAllowedOnEveryRoute() {

@@ -1,4 +1,6 @@
-/// The error codes of PROTOCOL.md section 3.
+/// The error codes of the protocol: those of PROTOCOL.md section 3, which
+/// the WebSocket sends, then those only HTTP answers with (sections 6, 7,
+/// 11 and 13, and the server's own routes).
 public enum ErrorCode: String, Sendable, CaseIterable, Error {
     /// The text is not JSON (`NaN` and `Infinity` literals included).
     case badJSON = "bad_json"
@@ -14,6 +16,21 @@ public enum ErrorCode: String, Sendable, CaseIterable, Error {
     case forbidden = "forbidden"
     /// The change could not be recorded; nothing was applied.
     case unavailable = "unavailable"
+
+    // HTTP only.
+
+    /// No credential, or one that is not valid (HTTP 401).
+    case unauthorized = "unauthorized"
+    /// No route, room or view by that name (HTTP 404).
+    case notFound = "not_found"
+    /// The route does not answer that method (HTTP 405).
+    case methodNotAllowed = "method_not_allowed"
+    /// History the store no longer holds (HTTP 410).
+    case gone = "gone"
+    /// Something this server cannot do, such as a backup of a store that makes none (HTTP 409).
+    case unsupported = "unsupported"
+    /// A frame could not be drawn (HTTP 500).
+    case renderFailed = "render_failed"
 }
 
 /// An error answer: the code, a message for people, and the request's id.

@@ -1,14 +1,38 @@
 import HappyCore
 
-/// Access control (PROTOCOL.md section 7): without `auth.secret` everyone is
-/// a player; with it, a valid HS256 token decides name, role and room.
-/// Browser pages must come from `auth.allowedOrigins` when it is set.
-final class AccessControl {
-    enum Decision: Equatable {
-        case allowed(role: Role, name: String?)
-        case refused(String)
-    }
+/// What a credential is checked for (`AccessControl.check`).
+enum AccessRequest: Equatable {
+    /// A WebSocket joining `room` (`/ws`).
+    case webSocket(room: String)
+    /// An HTTP route on `room`: `/api/state`, `/api/intent`, `/api/history`, frames and streams.
+    case roomRoute(room: String)
+    /// The operator API (PROTOCOL.md section 13) on `room`, or on every room (nil).
+    case operatorAPI(room: String?)
+}
 
+/// Whom a credential admits: the role, and the name its token gives the
+/// caller (nil: none, so the caller names itself).
+struct AccessGrant: Equatable {
+    let role: Role
+    let name: String?
+}
+
+/// A credential refused: `unauthorized` (none, or not a valid one) or
+/// `forbidden` (valid, but not for this), and what to do about it. Each
+/// side says it its own way: HTTP as a 401 or 403, a WebSocket as a 1008 close.
+struct AccessRefusal: Error, Equatable {
+    let code: ErrorCode
+    let message: String
+
+    static func unauthorized(_ message: String) -> AccessRefusal { AccessRefusal(code: .unauthorized, message: message) }
+    static func forbidden(_ message: String) -> AccessRefusal { AccessRefusal(code: .forbidden, message: message) }
+}
+
+/// Access control (PROTOCOL.md sections 7 and 13): without `auth.secret`
+/// everyone is a player; with it, a valid HS256 token decides name, role
+/// and room. The operator API takes the operator key, or with `auth.secret`
+/// an admin token. Browser pages must come from `auth.allowedOrigins` when it is set.
+final class AccessControl {
     private var auth: HappyConfig.AuthSection
     private var verifier: TokenVerifier?
     /// The operator credential while no `auth.secret` mints admin tokens.
@@ -47,73 +71,67 @@ final class AccessControl {
         return auth.allowedOrigins.contains(origin)
     }
 
-    /// A WebSocket client's access, from its token (query `token=` or `Authorization: Bearer`).
-    func authorize(token: String?, room: String) -> Decision {
-        guard requiresTokens else { return .allowed(role: .player, name: nil) }
-        guard let token else {
-            return .refused("an access token is required (query token= or Authorization: Bearer)")
-        }
-        switch verify(token) {
-        case .success(let claims):
-            guard claims.allows(room: room) else { return .refused("the token does not allow room \(room)") }
-            return .allowed(role: claims.role, name: claims.subject)
-        case .failure(let rejection):
-            return .refused("invalid token: \(rejection)")
-        }
-    }
-
-    /// The role for an HTTP API call and the name its token gives the caller
-    /// (nil without tokens), or the 401/403 to answer.
-    func httpAccess(token: String?, room: String) -> Result<(role: Role, name: String?), HTTPError> {
-        guard requiresTokens else { return .success((.player, nil)) }
-        guard let token else { return .failure(HTTPError(status: 401, code: "unauthorized", "an access token is required")) }
-        switch verify(token) {
-        case .success(let claims):
-            guard claims.allows(room: room) else {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
-            }
-            return .success((claims.role, claims.subject))
-        case .failure(let rejection):
-            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+    /// The one check of a credential, for a WebSocket, a room route or the
+    /// operator API (PROTOCOL.md sections 7 and 13): whom it admits, or why not.
+    func check(_ credential: String?, for request: AccessRequest) -> Result<AccessGrant, AccessRefusal> {
+        switch request {
+        case .webSocket(let room):
+            return roomAccess(credential, room: room,
+                              missing: "an access token is required (query token= or Authorization: Bearer)")
+        case .roomRoute(let room):
+            return roomAccess(credential, room: room, missing: "an access token is required")
+        case .operatorAPI(let room):
+            return operatorAccess(credential, room: room)
         }
     }
 
-    /// Whether an operator API request may go on (PROTOCOL.md section 13):
-    /// its credential (`Authorization: Bearer`, from any address) is the
-    /// operator key, or with `auth.secret` an admin token (for `room`, when
-    /// the route names one); 401 or 403 otherwise.
-    func operatorAccess(credential: String?, room: String? = nil) -> Result<Void, HTTPError> {
+    /// Without `auth.secret` everyone is a player; with it, a valid token
+    /// that allows `room` decides. `missing`: what a caller without one is told.
+    private func roomAccess(_ token: String?, room: String, missing: String) -> Result<AccessGrant, AccessRefusal> {
+        guard requiresTokens else { return .success(AccessGrant(role: .player, name: nil)) }
+        guard let token else { return .failure(.unauthorized(missing)) }
+        switch verify(token) {
+        case .success(let claims):
+            guard claims.allows(room: room) else { return .failure(.forbidden("the token does not allow room \(room)")) }
+            return .success(AccessGrant(role: claims.role, name: claims.subject))
+        case .failure(let rejection):
+            return .failure(.unauthorized("invalid token: \(rejection)"))
+        }
+    }
+
+    /// The operator key (from any address) while no `auth.secret` mints
+    /// admin tokens, else an admin token: for `room`, or with no room claim
+    /// when the route covers every room (nil).
+    private func operatorAccess(_ credential: String?, room: String?) -> Result<AccessGrant, AccessRefusal> {
         guard let credential, !credential.isEmpty else {
-            return .failure(HTTPError(status: 401, code: "unauthorized", operatorKey == nil || requiresTokens
+            return .failure(.unauthorized(operatorKey == nil || requiresTokens
                 ? "the operator API needs an admin token in Authorization: Bearer; make one with happyserver token --role admin"
                 : "the operator API needs the operator key in Authorization: Bearer: the server prints the inspector's "
                     + "address with it at start, and keeps it in \(operatorKey!.path)"))
         }
         if let operatorKey, !requiresTokens {
             guard operatorKey.matches(credential) else {
-                return .failure(HTTPError(status: 401, code: "unauthorized", "that is not the operator key (see \(operatorKey.path))"))
+                return .failure(.unauthorized("that is not the operator key (see \(operatorKey.path))"))
             }
-            return .success(())
+            return .success(AccessGrant(role: .admin, name: nil))
         }
         if let operatorKey, operatorKey.matches(credential) {
-            return .failure(HTTPError(status: 401, code: "unauthorized", "the operator key is no credential while auth.secret "
-                + "is set: send an admin token in Authorization: Bearer; make one with happyserver token --role admin"))
+            return .failure(.unauthorized("the operator key is no credential while auth.secret is set: send an admin "
+                + "token in Authorization: Bearer; make one with happyserver token --role admin"))
         }
         switch verify(credential) {
         case .failure(let rejection):
-            return .failure(HTTPError(status: 401, code: "unauthorized", "invalid token: \(rejection)"))
+            return .failure(.unauthorized("invalid token: \(rejection)"))
         case .success(let claims):
-            guard claims.role == .admin else {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the operator API needs the admin role"))
-            }
+            guard claims.role == .admin else { return .failure(.forbidden("the operator API needs the admin role")) }
             if let room, !claims.allows(room: room) {
-                return .failure(HTTPError(status: 403, code: "forbidden", "the token does not allow room \(room)"))
+                return .failure(.forbidden("the token does not allow room \(room)"))
             }
             if room == nil, claims.room != nil {
-                return .failure(HTTPError(status: 403, code: "forbidden", "this needs an admin token for every room (one without a room claim): "
+                return .failure(.forbidden("this needs an admin token for every room (one without a room claim): "
                     + "listing rooms and backups cover them all"))
             }
-            return .success(())
+            return .success(AccessGrant(role: .admin, name: claims.subject))
         }
     }
 

@@ -20,21 +20,21 @@ struct OperatorRequestCheck {
         scheme = config.tls.isEnabled ? "https" : "http"
     }
 
-    /// Why the request may not go on (a 403), or nil.
-    func refusal(method: String, host: String?, origin: String?, contentType: String?, bodyLength: Int) -> HTTPError? {
+    /// Why the request may not go on (forbidden: HTTP 403), or nil.
+    func refusal(method: String, host: String?, origin: String?, contentType: String?, bodyLength: Int) -> AccessRefusal? {
         guard let host, let name = HostName.ofHostHeader(host) else {
-            return HTTPError(status: 403, code: "forbidden", "the operator API needs a Host header naming this server")
+            return .forbidden("the operator API needs a Host header naming this server")
         }
         guard IPAddress(name) != nil || serverNames.contains(name) else {
-            return HTTPError(status: 403, code: "forbidden", "Host \(host) is not a name of this server: if it answers "
+            return .forbidden("Host \(host) is not a name of this server: if it answers "
                 + "to that name, add it to publicHosts in the config")
         }
         if let origin, origin != "\(scheme)://\(host.lowercased())", !allowedOrigins.contains(origin) {
-            return HTTPError(status: 403, code: "forbidden", "requests from the page at \(origin) may not use the "
+            return .forbidden("requests from the page at \(origin) may not use the "
                 + "operator API: only this server's own pages and auth.allowedOrigins may")
         }
         if method != "GET" && method != "HEAD" && bodyLength > 0 && !Self.isJSON(contentType) {
-            return HTTPError(status: 403, code: "forbidden", "a request that changes something must send its body "
+            return .forbidden("a request that changes something must send its body "
                 + "as Content-Type: application/json")
         }
         return nil

@@ -65,16 +65,16 @@ final class BackupService {
     }
 
     func register(in router: inout HTTPRouter) {
-        router.add(["POST"], .exact("/api/backup"), parameters: []) { [self] in request($0) }
+        router.add(["POST"], .exact("/api/backup"), parameters: []) { [self] in requestBackup($0) }
     }
 
     /// `POST /api/backup`: answered once a backup taken after the request is
     /// written, `{"path", "bytes", "seconds"}`; 409 when the store cannot make one.
-    private func request(_ exchange: HTTPExchange) {
-        guard gate.admits(exchange, room: nil) else { return }
+    private func requestBackup(_ request: HTTPRequest) {
+        guard gate.admits(request, room: nil) else { return }
         // A large database takes a while: lws must not end the request meanwhile.
-        exchange.transport.keepOpenWithoutTimeout()
-        waiting.append(exchange)
+        request.exchange.transport.keepOpenWithoutTimeout()
+        waiting.append(request.exchange)
         if !isRunning { begin(.request) }
     }
 
@@ -140,7 +140,7 @@ final class BackupService {
                 periodicOff = true
                 logger.warn("periodic backups are off", ["reason": error.message])
             }
-            let refusal = HTTPError(status: 409, code: "unsupported", "this server makes no backups: \(error.message)")
+            let refusal = HTTPError(.unsupported, "this server makes no backups: \(error.message)")
             for exchange in requests { responder.respond(exchange, refusal) }
         case .failure(let error):
             metrics.backupFailures += 1

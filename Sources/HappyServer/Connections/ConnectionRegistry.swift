@@ -158,13 +158,14 @@ final class ConnectionRegistry {
             return refuse(connection, .policyViolation, "invalid name: use 1-32 printable characters", reason: "name")
         }
         let role: Role, name: String?
-        switch access.authorize(token: token, room: roomName) {
-        case .allowed(let granted, let subject):
-            role = granted
+        switch access.check(token, for: .webSocket(room: roomName)) {
+        case .success(let grant):
+            role = grant.role
             // With access tokens the name is the token's subject, whatever `name=` says.
-            name = subject ?? query["name"]
-        case .refused(let message):
-            return refuse(connection, .policyViolation, message, reason: "token")
+            name = grant.name ?? query["name"]
+        case .failure(let refusal):
+            // Unauthorized or forbidden alike: after the handshake, a close with the reason says it.
+            return refuse(connection, .policyViolation, refusal.message, reason: "token")
         }
         guard admittedCount < config.limits.maxClients else {
             return refuse(connection, .tryAgainLater, "server full: \(config.limits.maxClients) clients connected",

@@ -40,18 +40,18 @@ struct FrameQuery: Equatable {
         let file = route.dropFirst(prefix.count)
         guard file.hasSuffix(".png"), let view = FrameView(rawValue: String(file.dropLast(4))) else {
             let names = FrameView.allCases.map(\.rawValue).joined(separator: ", ")
-            return .failure(HTTPError(status: 404, code: "not_found", "no view \(file): use \(prefix){\(names)}.png"))
+            return .failure(HTTPError(.notFound, "no view \(file): use \(prefix){\(names)}.png"))
         }
         return .success(view)
     }
 
-    /// The validated query of a frame or stream request on `exchange`, or the error to answer.
-    static func parse(_ exchange: HTTPExchange, kind: Kind,
+    /// The validated query of a frame or stream request, or the error to answer.
+    static func parse(_ request: HTTPRequest, kind: Kind,
                       defaultSize: (FrameView) -> (width: Int, height: Int)) -> Result<FrameQuery, HTTPError> {
-        guard let view = view(in: exchange.route, kind: kind) else {
-            return .failure(.notFound(exchange.method, exchange.route))
+        guard let view = view(in: request.route, kind: kind) else {
+            return .failure(.notFound(request.method, request.route))
         }
-        return view.flatMap { parse(view: $0, kind: kind, query: exchange.query, defaultSize: defaultSize($0)) }
+        return view.flatMap { parse(view: $0, kind: kind, query: request.query, defaultSize: defaultSize($0)) }
     }
 
     static func parse(view: FrameView, kind: Kind, query: [String: String],

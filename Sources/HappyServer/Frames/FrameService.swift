@@ -62,12 +62,12 @@ final class FrameService {
     }
 
     /// The validated query and room of a frame or stream request, or nil after answering its error.
-    private func checked(_ exchange: HTTPExchange, kind: FrameQuery.Kind) -> (FrameQuery, room: String)? {
-        let parsed = FrameQuery.parse(exchange, kind: kind, defaultSize: producer.renderer.defaultSize(of:))
-            .flatMap { query in roomAccess.check(exchange).map { (query, $0.room) } }
+    private func checked(_ request: HTTPRequest, kind: FrameQuery.Kind) -> (FrameQuery, room: String)? {
+        let parsed = FrameQuery.parse(request, kind: kind, defaultSize: producer.renderer.defaultSize(of:))
+            .flatMap { query in roomAccess.check(request).map { (query, $0.room) } }
         switch parsed {
         case .failure(let error):
-            responder.respond(exchange, error)
+            responder.respond(request.exchange, error)
             return nil
         case .success(let checked):
             return checked
@@ -76,39 +76,41 @@ final class FrameService {
 
     // MARK: streams
 
-    private func streamRequest(_ exchange: HTTPExchange) {
-        guard let (request, name) = checked(exchange, kind: .stream) else { return }
+    private func streamRequest(_ request: HTTPRequest) {
+        guard let (query, name) = checked(request, kind: .stream) else { return }
+        let exchange = request.exchange
         if lifecycle.isShuttingDown { return responder.respond(exchange, .unavailable("server shutting down")) }
         guard streams.open.count < config.limits.maxClients else {
             return responder.respond(exchange, .unavailable("too many frame streams: \(config.limits.maxClients) open"))
         }
         let perAddress = config.limits.streamsPerAddress
-        guard streams.openCount(from: exchange.peerAddress) < perAddress else {
-            return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
-                "too many frame streams from \(exchange.peerAddress): \(perAddress) open (limits.streamsPerAddress)"),
+        guard streams.openCount(from: request.peerAddress) < perAddress else {
+            return responder.respond(exchange, HTTPError(.rateLimited,
+                "too many frame streams from \(request.peerAddress): \(perAddress) open (limits.streamsPerAddress)"),
                 headers: [("Retry-After", "5")])
         }
         directory.touchedRuntime(for: name).whenReady { [self] runtime in
             guard !exchange.isClosed else { return }
             guard runtime.room != nil else { return responder.respond(exchange, .unloaded(runtime)) }
             guard !lifecycle.isShuttingDown else { return responder.respond(exchange, .unavailable("server shutting down")) }
-            streams.open(exchange, in: runtime, request)
+            streams.open(exchange, in: runtime, query)
         }
     }
 
     // MARK: frames
 
-    private func frameRequest(_ exchange: HTTPExchange) {
-        guard let (request, name) = checked(exchange, kind: .frame) else { return }
-        let ifNoneMatch = exchange.headers["if-none-match"]
+    private func frameRequest(_ request: HTTPRequest) {
+        guard let (query, name) = checked(request, kind: .frame) else { return }
+        let exchange = request.exchange
+        let ifNoneMatch = request.headers["if-none-match"]
         directory.touchedRuntime(for: name).whenReady { [weak self] runtime in
             guard let self, !exchange.isClosed else { return }
             guard let room = runtime.room else { return self.responder.respond(exchange, .unloaded(runtime)) }
-            guard let seq = request.seq else {
-                let step = request.view.animates
-                    ? request.phase ?? WaveClock.step(atMilliseconds: self.clock.wallMilliseconds()) : 0
-                let key = FrameKey(room: name, epoch: room.epoch, seq: room.committed.seq, view: request.view,
-                                   width: request.width, height: request.height, step: step)
+            guard let seq = query.seq else {
+                let step = query.view.animates
+                    ? query.phase ?? WaveClock.step(atMilliseconds: self.clock.wallMilliseconds()) : 0
+                let key = FrameKey(room: name, epoch: room.epoch, seq: room.committed.seq, view: query.view,
+                                   width: query.width, height: query.height, step: step)
                 let state = FrameState(scene: room.committed.scene, dragonStatus: room.dragonStatus, step: step)
                 return self.render(key, state, for: exchange, ifNoneMatch: ifNoneMatch, cacheControl: "no-cache")
             }
@@ -119,9 +121,9 @@ final class FrameService {
                 case .failure(let error):
                     self.responder.respond(exchange, error)
                 case .success(let past):
-                    let step = request.view.animates ? request.phase ?? 0 : 0
-                    let key = FrameKey(room: name, epoch: past.epoch, seq: past.seq, view: request.view,
-                                       width: request.width, height: request.height, step: step, isPast: true)
+                    let step = query.view.animates ? query.phase ?? 0 : 0
+                    let key = FrameKey(room: name, epoch: past.epoch, seq: past.seq, view: query.view,
+                                       width: query.width, height: query.height, step: step, isPast: true)
                     let state = FrameState(scene: past.scene, dragonStatus: past.dragonStatus, step: step)
                     self.render(key, state, for: exchange, ifNoneMatch: ifNoneMatch,
                                 cacheControl: "public, max-age=31536000, immutable")
@@ -148,7 +150,7 @@ final class FrameService {
                 self.responder.respond(exchange, response)
             case .failure(let error):
                 self.logger.error("render failed", ["view": key.view.rawValue, "error": error.message])
-                self.responder.respond(exchange, HTTPError(status: 500, code: "render_failed", "the frame could not be drawn"))
+                self.responder.respond(exchange, HTTPError(.renderFailed, "the frame could not be drawn"))
             }
         }
         if !accepted {

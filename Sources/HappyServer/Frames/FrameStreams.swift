@@ -50,8 +50,8 @@ final class FrameStreams {
     /// Starts streaming `request`'s view of `runtime` on `exchange`.
     func open(_ exchange: HTTPExchange, in runtime: RoomRuntime, _ request: FrameQuery) {
         let stream = FrameStream(exchange: exchange, runtime: runtime, query: request, now: clock.fresh())
-        exchange.streamWriter = { [weak self] _ in self?.writeStream(stream) ?? false }
-        exchange.onClose = { [weak self] _ in self?.closeStream(stream) }
+        responder.stream(exchange, writer: { [weak self] in self?.writeStream(stream) ?? false },
+                         onClose: { [weak self] in self?.closeStream(stream) })
         open.append(stream)
         runtime.streams.add(stream)
         metrics.streamsOpened += 1
@@ -68,8 +68,8 @@ final class FrameStreams {
         if stream.animates { scheduleTick(at: stream.nextWaveAt) }
     }
 
+    /// The stream's exchange closed (its writer is gone with it).
     private func closeStream(_ stream: FrameStream) {
-        stream.exchange.streamWriter = nil
         open.removeAll { $0 === stream }
         stream.runtime.streams.remove(stream)
         stream.runtime.touch(now: clock.fresh())

@@ -40,41 +40,41 @@ final class APIRoutes {
                    readableFromOtherOrigins: true) { [self] in historyPage($0) }
     }
 
-    private func state(_ exchange: HTTPExchange) {
+    private func state(_ request: HTTPRequest) {
         let name: String
-        switch roomAccess.check(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
+        switch roomAccess.check(request) {
+        case .failure(let error): return responder.respond(request.exchange, error)
         case .success(let access): name = access.room
         }
-        if exchange.query["seq"] != nil { return pastState(exchange, room: name) }
+        if request.query["seq"] != nil { return pastState(request, room: name) }
         let listing = PresenceListing(config: config)
         directory.touchedRuntime(for: name).whenReady { [responder] runtime in
-            guard !exchange.isClosed else { return }
-            guard let room = runtime.room else { return responder.respond(exchange, .unloaded(runtime)) }
+            guard !request.exchange.isClosed else { return }
+            guard let room = runtime.room else { return responder.respond(request.exchange, .unloaded(runtime)) }
             let body = ServerMessageEncoder.roomState(
                 room: name, epoch: room.epoch, seq: room.committed.seq, state: room.committed.scene,
                 presence: runtime.presenceList(limit: listing.limit(count: runtime.presenceCount)),
                 presenceCount: runtime.presenceCount)
-            responder.respond(exchange, status: 200, json: body)
+            responder.respond(request.exchange, status: 200, json: body)
         }
     }
 
     // MARK: history (section 11)
 
     /// `GET /api/state?seq=N`: the room right after event N, with the dragon's label then.
-    private func pastState(_ exchange: HTTPExchange, room name: String) {
+    private func pastState(_ request: HTTPRequest, room name: String) {
         let seq: UInt64
         do throws(HTTPError) {
-            seq = try QueryArgument.sequenceNumber(exchange.query, "seq") ?? 0
+            seq = try QueryArgument.sequenceNumber(request.query, "seq") ?? 0
         } catch {
-            return responder.respond(exchange, error)
+            return responder.respond(request.exchange, error)
         }
         directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
             history.state(of: runtime, at: seq) { result in
-                guard !exchange.isClosed else { return }
+                guard !request.exchange.isClosed else { return }
                 switch result {
                 case .failure(let error):
-                    responder.respond(exchange, error)
+                    responder.respond(request.exchange, error)
                 case .success(let past):
                     var w = JSONWriter(capacity: 512)
                     w.beginObject()
@@ -84,34 +84,34 @@ final class APIRoutes {
                     w.key("state"); ServerMessageEncoder.scene(past.scene, into: &w)
                     w.key("dragonStatus"); w.string(past.dragonStatus)
                     w.endObject()
-                    responder.respond(exchange, status: 200, json: w.bytes)
+                    responder.respond(request.exchange, status: 200, json: w.bytes)
                 }
             }
         }
     }
 
     /// `GET /api/history?room&since&limit`: events exactly as broadcast, oldest first.
-    private func historyPage(_ exchange: HTTPExchange) {
+    private func historyPage(_ request: HTTPRequest) {
         let name: String
-        switch roomAccess.check(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
+        switch roomAccess.check(request) {
+        case .failure(let error): return responder.respond(request.exchange, error)
         case .success(let access): name = access.room
         }
         let since: UInt64?
         let limit: Int
         do throws(HTTPError) {
-            since = try QueryArgument.sequenceNumber(exchange.query, "since")
-            limit = try QueryArgument.integer(exchange.query, "limit", in: 1...RoomHistory.maxLimit)
+            since = try QueryArgument.sequenceNumber(request.query, "since")
+            limit = try QueryArgument.integer(request.query, "limit", in: 1...RoomHistory.maxLimit)
                 ?? RoomHistory.defaultLimit
         } catch {
-            return responder.respond(exchange, error)
+            return responder.respond(request.exchange, error)
         }
         directory.touchedRuntime(for: name).whenReady { [history, responder] runtime in
             history.page(of: runtime, since: since, limit: limit) { result in
-                guard !exchange.isClosed else { return }
+                guard !request.exchange.isClosed else { return }
                 switch result {
                 case .failure(let error):
-                    responder.respond(exchange, error)
+                    responder.respond(request.exchange, error)
                 case .success(let page):
                     var w = JSONWriter(capacity: 128 + page.events.reduce(0) { $0 + $1.json.count + 1 })
                     w.beginObject()
@@ -124,50 +124,51 @@ final class APIRoutes {
                     for event in page.events { w.raw(event.json) }
                     w.endArray()
                     w.endObject()
-                    responder.respond(exchange, status: 200, json: w.bytes)
+                    responder.respond(request.exchange, status: 200, json: w.bytes)
                 }
             }
         }
     }
 
-    private func postIntent(_ exchange: HTTPExchange) {
+    private func postIntent(_ request: HTTPRequest) {
         let name: String, role: Role, tokenName: String?
-        switch roomAccess.checkChange(exchange) {
-        case .failure(let error): return responder.respond(exchange, error)
+        switch roomAccess.checkChange(request) {
+        case .failure(let error): return responder.respond(request.exchange, error)
         case .success(let access): (name, role, tokenName) = access
         }
-        switch decodeIntent(exchange, tokenName: tokenName) {
+        switch decodeIntent(request, tokenName: tokenName) {
         case .failure(let error):
             metrics.countError(error.code)
-            responder.respond(exchange, HTTPError(error))
+            responder.respond(request.exchange, HTTPError(error))
         case .success(let (intent, sender)):
-            let address = exchange.peerAddress
+            let address = request.peerAddress
             directory.touchedRuntime(for: name).whenReady { [self] runtime in
-                guard !exchange.isClosed else { return }
+                guard !request.exchange.isClosed else { return }
                 if let refusal = admission.refusal(for: intent, role: role, takeToken: { takeIntentToken(address) }) {
-                    return responder.respond(exchange, HTTPError(refusal))
+                    return responder.respond(request.exchange, HTTPError(refusal))
                 }
                 guard directory.mayCreate(runtime, by: address) else {
                     let wait = directory.secondsUntilNewRoom(by: address)
-                    return responder.respond(exchange, HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+                    return responder.respond(request.exchange, HTTPError(.rateLimited,
                         "too many new rooms from \(address): \(config.limits.roomsPerAddress) a minute; try again in \(wait) s"),
                         headers: [("Retry-After", "\(wait)")])
                 }
-                votes.submit(intent, in: runtime, sender: sender, reply: .http(exchange), voterKey: "http \(address)")
+                votes.submit(intent, in: runtime, sender: sender, reply: .http(request.exchange),
+                             voterKey: "http \(address)")
             }
         }
     }
 
     /// The intent in the body and its sender, or the protocol error to answer. A token's
     /// name is the sender's, as on a WebSocket; `X-Happy-Name` only names a caller no token names.
-    private func decodeIntent(_ exchange: HTTPExchange, tokenName: String?) -> Result<(Intent, Participant), WireError> {
-        let senderName = tokenName ?? exchange.headers["x-happy-name"] ?? "http"
+    private func decodeIntent(_ request: HTTPRequest, tokenName: String?) -> Result<(Intent, Participant), WireError> {
+        let senderName = tokenName ?? request.headers["x-happy-name"] ?? "http"
         guard Names.isValidDisplayName(senderName) else {
             return .failure(WireError(.invalidValue, "X-Happy-Name must be 1-32 printable characters"))
         }
         let json: JSONValue
         do {
-            json = try JSONParser.parse(exchange.body)
+            json = try JSONParser.parse(request.body)
         } catch {
             return .failure(WireError(.badJSON, "request body is not valid JSON: \(error)"))
         }

@@ -4,37 +4,43 @@ import HappyCore
 /// that says what is wrong, sent as `{"type":"error","code":…,"message":…}`.
 struct HTTPError: Error, Equatable {
     var status: Int
-    var code: String
+    var code: ErrorCode
     var message: String
     /// The intent id the error answers, if any.
     var id: String?
 
-    init(status: Int, code: String, _ message: String, id: String? = nil) {
+    init(status: Int, _ code: ErrorCode, _ message: String, id: String? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.id = id
     }
 
-    /// A protocol error as `POST /api/intent` answers it (PROTOCOL.md section 6).
-    init(_ error: WireError) {
-        self.init(status: error.code.httpStatus, code: error.code.rawValue, error.message, id: error.id)
+    /// With the code's own status (`ErrorCode.httpStatus`).
+    init(_ code: ErrorCode, _ message: String, id: String? = nil) {
+        self.init(status: code.httpStatus, code, message, id: id)
     }
 
-    init(status: Int, _ error: WireError) {
-        self.init(status: status, code: error.code.rawValue, error.message, id: error.id)
+    /// A protocol error as `POST /api/intent` answers it (PROTOCOL.md section 6).
+    init(_ error: WireError) {
+        self.init(error.code, error.message, id: error.id)
+    }
+
+    /// A credential refused: 401 `unauthorized` or 403 `forbidden`.
+    init(_ refusal: AccessRefusal) {
+        self.init(refusal.code, refusal.message)
     }
 
     static func notFound(_ method: String, _ route: String) -> HTTPError {
-        HTTPError(status: 404, code: "not_found", "no route \(method) \(route)")
+        HTTPError(.notFound, "no route \(method) \(route)")
     }
 
     static func methodNotAllowed(_ method: String, _ route: String) -> HTTPError {
-        HTTPError(status: 405, code: "method_not_allowed", "\(method) is not allowed on \(route)")
+        HTTPError(.methodNotAllowed, "\(method) is not allowed on \(route)")
     }
 
     static func unavailable(_ message: String) -> HTTPError {
-        HTTPError(status: 503, code: ErrorCode.unavailable.rawValue, message)
+        HTTPError(.unavailable, message)
     }
 
     /// The 503 for a room the store could not load.
@@ -48,7 +54,7 @@ struct HTTPError: Error, Equatable {
         writer.beginObject()
         writer.key("type"); writer.string("error")
         if let id { writer.key("id"); writer.string(id) }
-        writer.key("code"); writer.string(code)
+        writer.key("code"); writer.string(code.rawValue)
         writer.key("message"); writer.string(message)
         writer.endObject()
         return writer.bytes
@@ -56,12 +62,19 @@ struct HTTPError: Error, Equatable {
 }
 
 extension ErrorCode {
-    /// The HTTP status `POST /api/intent` answers with for this error.
+    /// The HTTP status an error with this code answers with, unless the
+    /// route says otherwise (a body too large is a 413 `bad_message`).
     var httpStatus: Int {
         switch self {
         case .badJSON, .badMessage, .unknownAction, .invalidValue: return 400
-        case .rateLimited: return 429
+        case .unauthorized: return 401
         case .forbidden: return 403
+        case .notFound: return 404
+        case .methodNotAllowed: return 405
+        case .unsupported: return 409
+        case .gone: return 410
+        case .rateLimited: return 429
+        case .renderFailed: return 500
         case .unavailable: return 503
         }
     }

@@ -12,8 +12,37 @@ struct HTTPResponse {
     var cacheControl = "no-store"
 }
 
+/// A request as its route reads it: built once by `HTTPIntake` when its
+/// body is in, and never changed.
+struct HTTPRequest {
+    /// Where the answer goes (`HTTPResponder.respond`).
+    let exchange: HTTPExchange
+    let method: String
+    /// The request path without its query string.
+    let route: String
+    let query: [String: String]
+    /// The captured headers (`HTTPExchange.capturedHeaders`), by lower-case name.
+    let headers: [String: String]
+    /// The client's address: forwarded by a trusted proxy, else the peer's.
+    let peerAddress: String
+    let body: [UInt8]
+
+    init(_ exchange: HTTPExchange, body: [UInt8]) {
+        self.exchange = exchange
+        method = exchange.method
+        route = exchange.route
+        query = exchange.query
+        headers = exchange.headers
+        peerAddress = exchange.peerAddress
+        self.body = body
+    }
+}
+
 /// One HTTP request on a server route, from its headers to its last byte
-/// written. The transport holds a retained reference until it closes.
+/// written. The transport holds a retained reference until it closes. What
+/// changes is in two parts, each with its owner: the body coming in
+/// (`HTTPIntake`) and the answer going out (`HTTPResponder`); no other file
+/// can write either.
 final class HTTPExchange: Attachment {
     /// The request headers routes read, captured while the transport still has them.
     static let capturedHeaders = ["authorization", "if-none-match", "origin", "x-happy-name", "accept", "host",
@@ -28,17 +57,10 @@ final class HTTPExchange: Attachment {
     let peerAddress: String
     /// When the request's headers were complete (monotonic seconds).
     let startedAt: Double
-    var body: [UInt8] = []
-    var expectedBodyLength = 0
-    var response: HTTPResponse?
-    /// Sent with whatever the route answers: CORS on routes pages elsewhere may read.
-    var crossOriginHeaders: [(name: String, value: String)] = []
-    var bodyOffset = 0
-    var headersSent = false
-    var isClosed = false
-    /// A long-lived response (a frame stream) writes through this instead; false closes.
-    var streamWriter: ((HTTPExchange) -> Bool)?
-    var onClose: ((HTTPExchange) -> Void)?
+    /// The request body as it arrives: `HTTPIntake`'s.
+    let incomingBody = HTTPIncomingBody()
+    /// The answer and how far it is written: `HTTPResponder`'s.
+    let responseState = HTTPResponseState()
 
     init(transport: any ExchangeTransport, method: String, path: String, query: [String: String],
          headers: [String: String] = [:], peerAddress: String, startedAt: Double) {
@@ -58,11 +80,8 @@ final class HTTPExchange: Attachment {
         return path
     }
 
-    /// Marks the exchange closed and tells its owner (a stream), once.
-    func finish() {
-        guard !isClosed else { return }
-        isClosed = true
-        onClose?(self)
-        onClose = nil
-    }
+    /// The response given, if any.
+    var response: HTTPResponse? { responseState.response }
+    /// The connection is gone, or the whole answer is out.
+    var isClosed: Bool { responseState.isClosed }
 }

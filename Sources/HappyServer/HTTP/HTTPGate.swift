@@ -47,14 +47,14 @@ final class HTTPGate {
         if let framing = Self.framingProblem(request) {
             metrics.countRefusal("framing")
             refusals.note("framing", ["peer": client, "problem": framing])
-            return Refusal(error: HTTPError(status: 400, code: ErrorCode.badMessage.rawValue, framing))
+            return Refusal(error: HTTPError(.badMessage, framing))
         }
         let isRoute = mountPoints.contains { request.path == $0 || request.path.hasPrefix($0 + "/") }
         let cost = HTTPRateLimiter.cost(method: request.method, path: request.path, query: request.query, isRoute: isRoute)
         if let wait = limiter.take(cost, for: client, now: clock.now()) {
             metrics.countRefusal("httpRate")
             refusals.note("httpRate", ["peer": client, "path": request.path])
-            return Refusal(error: HTTPError(status: 429, code: ErrorCode.rateLimited.rawValue,
+            return Refusal(error: HTTPError(.rateLimited,
                                             "too many requests from \(client); try again in \(wait) s"), retryAfter: wait)
         }
         if !isRoute && !files.allows(request.path) {

@@ -10,6 +10,14 @@ enum RequestScreen: Equatable {
     case overAddressCap
 }
 
+/// A request body as it arrives. Only this file writes it: `HTTPIntake`
+/// collects it, then hands it to the route inside an `HTTPRequest`.
+final class HTTPIncomingBody {
+    /// The declared `Content-Length` of a body being waited for; 0 when none is.
+    fileprivate(set) var expectedLength = 0
+    fileprivate(set) var bytes: [UInt8] = []
+}
+
 /// HTTP requests from their headers to their route: screened, refused
 /// early, their bodies collected within a deadline, then handed to the
 /// router. WebSocket upgrades are screened here too.
@@ -107,26 +115,27 @@ final class HTTPIntake {
         }
         if exchange.method == "POST", let declared = declaredBodyLength, declared > 0 {
             guard declared <= maxRequestBody else {
-                return responder.respond(exchange, HTTPError(status: 413, WireError(
-                    .badMessage, "request body over \(maxRequestBody) bytes")), closeConnection: true)
+                return responder.respond(exchange, HTTPError(status: 413, .badMessage,
+                                                             "request body over \(maxRequestBody) bytes"),
+                                         closeConnection: true)
             }
-            exchange.expectedBodyLength = declared
+            exchange.incomingBody.expectedLength = declared
             return  // the body follows
         }
-        route(exchange)
+        route(HTTPRequest(exchange, body: []))
     }
 
     /// The answer to a request refused before routing, or nil to route it.
     private func refusal(of exchange: HTTPExchange, _ screen: RequestScreen) -> HTTPError? {
         switch screen {
         case .cutRequestLine:
-            return HTTPError(status: 400, WireError(.invalidValue, Self.cutRequestLineMessage))
+            return HTTPError(.invalidValue, Self.cutRequestLineMessage)
         case .overAddressCap:
-            return HTTPError(status: 429, WireError(.rateLimited, "too many connections from \(exchange.peerAddress)"))
+            return HTTPError(.rateLimited, "too many connections from \(exchange.peerAddress)")
         case .pass:
             let names = exchange.query.filter { $0.value.unicodeScalars.contains(where: \.isControl) }.keys.sorted()
             guard let name = names.first else { return nil }
-            return HTTPError(status: 400, WireError(.invalidValue, "query argument \(name) holds a control character"))
+            return HTTPError(.invalidValue, "query argument \(name) holds a control character")
         }
     }
 
@@ -135,40 +144,45 @@ final class HTTPIntake {
     /// sending a byte now and then would hold the connection for ever: the
     /// whole body must arrive within `requestTimeoutSeconds` of the headers.
     func body(_ exchange: HTTPExchange, _ chunk: UnsafeRawBufferPointer) -> Bool {
-        guard exchange.body.count + chunk.count <= maxRequestBody else { return false }
+        let incoming = exchange.incomingBody
+        guard incoming.bytes.count + chunk.count <= maxRequestBody else { return false }
         if clock.fresh() - exchange.startedAt > Self.requestTimeoutSeconds {
             metrics.countRefusal("slowBody")
             logger.info("dropping slow request body", ["peer": exchange.peerAddress, "path": exchange.route,
-                                                      "received": "\(exchange.body.count)"])
+                                                      "received": "\(incoming.bytes.count)"])
             return false
         }
-        exchange.body.append(contentsOf: chunk)
+        incoming.bytes.append(contentsOf: chunk)
         return true
     }
 
     func bodyComplete(_ exchange: HTTPExchange) {
         guard exchange.response == nil else { return }
-        route(exchange)
+        let body = exchange.incomingBody.bytes
+        exchange.incomingBody.bytes = []
+        route(HTTPRequest(exchange, body: body))
     }
 
-    /// Hands the request to its route's handler, after the checks the route table asks for.
-    func route(_ exchange: HTTPExchange) {
+    /// Hands the complete request to its route's handler, after the checks the route table asks for.
+    private func route(_ request: HTTPRequest) {
+        let exchange = request.exchange
         let route: HTTPRouter.Route
-        switch router.resolve(method: exchange.method, route: exchange.route) {
+        switch router.resolve(method: request.method, route: request.route) {
         case .failure(let error): return responder.respond(exchange, error)
         case .success(let resolved): route = resolved
         }
         if route.readableFromOtherOrigins {
-            exchange.crossOriginHeaders = crossOrigin.policy.headers(origin: exchange.headers["origin"])
+            let headers = crossOrigin.policy.headers(origin: request.headers["origin"])
+            responder.sendCrossOriginHeaders(headers, on: exchange)
         }
         if let known = route.parameters {
             do throws(HTTPError) {
-                try QueryArgument.checkKnown(exchange.query, known, route: exchange.route)
+                try QueryArgument.checkKnown(request.query, known, route: request.route)
             } catch {
                 return responder.respond(exchange, error)
             }
         }
-        route.handler(exchange)
+        route.handler(request)
     }
 }
 

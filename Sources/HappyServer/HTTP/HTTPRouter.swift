@@ -35,13 +35,13 @@ struct HTTPRouter {
         let parameters: [String]?
         /// Pages on other origins may read its answers (CORS, as `auth.allowedOrigins` says).
         let readableFromOtherOrigins: Bool
-        let handler: (HTTPExchange) -> Void
+        let handler: (HTTPRequest) -> Void
     }
 
     private(set) var routes: [Route] = []
 
     mutating func add(_ methods: Set<String>, _ path: PathPattern, parameters: [String]?,
-                      readableFromOtherOrigins: Bool = false, _ handler: @escaping (HTTPExchange) -> Void) {
+                      readableFromOtherOrigins: Bool = false, _ handler: @escaping (HTTPRequest) -> Void) {
         routes.append(Route(methods: methods, path: path, parameters: parameters,
                             readableFromOtherOrigins: readableFromOtherOrigins, handler: handler))
     }

@@ -2,7 +2,7 @@ import HappyCore
 
 /// Who may operate (PROTOCOL.md section 13), checked the same way on every
 /// operator route: the request's `Host`, `Origin` and body
-/// (`OperatorRequestCheck`), then its credential (`AccessControl.operatorAccess`).
+/// (`OperatorRequestCheck`), then its credential (`AccessControl.check`).
 final class OperatorGate {
     private let access: AccessControl
     private var check: OperatorRequestCheck
@@ -20,22 +20,23 @@ final class OperatorGate {
     }
 
     /// Whether the request may go on; false once refused (401 or 403 with the reason).
-    func admits(_ exchange: HTTPExchange, room: String?) -> Bool {
-        if let refusal = requestRefusal(exchange) {
-            responder.respond(exchange, refusal)
+    func admits(_ request: HTTPRequest, room: String?) -> Bool {
+        if let refusal = requestRefusal(request) {
+            responder.respond(request.exchange, refusal)
             return false
         }
-        let credential = AccessControl.bearer(exchange.headers["authorization"])
-        if case .failure(let error) = access.operatorAccess(credential: credential, room: room) {
-            responder.respond(exchange, error)
+        let credential = AccessControl.bearer(request.headers["authorization"])
+        if case .failure(let refusal) = access.check(credential, for: .operatorAPI(room: room)) {
+            responder.respond(request.exchange, HTTPError(refusal))
             return false
         }
         return true
     }
 
     /// Why the request's `Host`, `Origin` or body rule it out, or nil.
-    func requestRefusal(_ exchange: HTTPExchange) -> HTTPError? {
-        check.refusal(method: exchange.method, host: exchange.headers["host"], origin: exchange.headers["origin"],
-                      contentType: exchange.headers["content-type"], bodyLength: exchange.body.count)
+    func requestRefusal(_ request: HTTPRequest) -> HTTPError? {
+        check.refusal(method: request.method, host: request.headers["host"], origin: request.headers["origin"],
+                      contentType: request.headers["content-type"], bodyLength: request.body.count)
+            .map { HTTPError($0) }
     }
 }

@@ -48,32 +48,32 @@ final class OperatorRoutes {
     /// `GET /admin`: the inspector page. It holds no data (everything it
     /// shows comes from the routes above, with the key the page takes from
     /// its address's fragment), so it needs no credential; it is never framed.
-    private func inspector(_ exchange: HTTPExchange) {
-        if let refusal = gate.requestRefusal(exchange) { return responder.respond(exchange, refusal) }
-        guard exchange.query["token"] == nil else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(.invalidValue,
+    private func inspector(_ request: HTTPRequest) {
+        if let refusal = gate.requestRefusal(request) { return responder.respond(request.exchange, refusal) }
+        guard request.query["token"] == nil else {
+            return responder.respond(request.exchange, HTTPError(.invalidValue,
                 "the inspector takes its key in the address's fragment, /admin#key=KEY, which browsers never send "
-                + "(a query would leave it in logs and history)")))
+                + "(a query would leave it in logs and history)"))
         }
         guard let page = FileManager.default.contents(atPath: inspectorPath) else {
-            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
-                                                         "no inspector page: \(inspectorPath) is missing from webRoot"))
+            return responder.respond(request.exchange, HTTPError(
+                .notFound, "no inspector page: \(inspectorPath) is missing from webRoot"))
         }
-        responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(page),
-                                                 headers: headers.inspector))
+        responder.respond(request.exchange, HTTPResponse(status: 200, contentType: "text/html; charset=utf-8",
+                                                         body: Array(page), headers: headers.inspector))
     }
 
     // MARK: GET /api/rooms
 
-    private func list(_ exchange: HTTPExchange) {
-        guard gate.admits(exchange, room: nil) else { return }
+    private func list(_ request: HTTPRequest) {
+        guard gate.admits(request, room: nil) else { return }
         let limit: Int
         do throws(HTTPError) {
-            limit = try QueryArgument.integer(exchange.query, "limit", in: 1...Self.maxLimit) ?? Self.defaultLimit
+            limit = try QueryArgument.integer(request.query, "limit", in: 1...Self.maxLimit) ?? Self.defaultLimit
         } catch {
-            return responder.respond(exchange, error)
+            return responder.respond(request.exchange, error)
         }
-        let after = exchange.query["after"] ?? ""
+        let after = request.query["after"] ?? ""
         let names = directory.rooms.keys.filter { $0 > after }.sorted()
         let page = names.prefix(limit)
         var w = JSONWriter(capacity: 128 + 160 * page.count)
@@ -90,7 +90,7 @@ final class OperatorRoutes {
         w.key("next")
         if names.count > limit, let last = page.last { w.string(last) } else { w.literal("null") }
         w.endObject()
-        responder.respond(exchange, status: 200, json: w.bytes)
+        responder.respond(request.exchange, status: 200, json: w.bytes)
     }
 
     private func summary(of runtime: RoomRuntime, into w: inout JSONWriter) {
@@ -107,34 +107,33 @@ final class OperatorRoutes {
 
     // MARK: /api/rooms/R (GET), /api/rooms/R/kick (POST), /api/rooms/R (DELETE)
 
-    private func room(_ exchange: HTTPExchange) {
-        let parts = exchange.route.dropFirst("/api/rooms/".count).split(separator: "/", omittingEmptySubsequences: false)
+    private func room(_ request: HTTPRequest) {
+        let parts = request.route.dropFirst("/api/rooms/".count).split(separator: "/", omittingEmptySubsequences: false)
         guard let first = parts.first, Names.isValidRoom(String(first)), parts.count <= 2 else {
-            return responder.respond(exchange, .notFound(exchange.method, exchange.route))
+            return responder.respond(request.exchange, .notFound(request.method, request.route))
         }
         let name = String(first)
         let action = parts.count == 2 ? String(parts[1]) : ""
-        switch (exchange.method, action) {
+        switch (request.method, action) {
         case ("GET", ""):
-            guard gate.admits(exchange, room: name) else { return }
-            details(exchange, name)
+            guard gate.admits(request, room: name) else { return }
+            details(request, name)
         case ("POST", "kick"):
-            guard gate.admits(exchange, room: name) else { return }
-            kick(exchange, name)
+            guard gate.admits(request, room: name) else { return }
+            kick(request, name)
         case ("DELETE", ""):
-            guard gate.admits(exchange, room: name) else { return }
-            delete(exchange, name)
+            guard gate.admits(request, room: name) else { return }
+            delete(request, name)
         case (_, ""), (_, "kick"):
-            responder.respond(exchange, .methodNotAllowed(exchange.method, exchange.route))
+            responder.respond(request.exchange, .methodNotAllowed(request.method, request.route))
         default:
-            responder.respond(exchange, .notFound(exchange.method, exchange.route))
+            responder.respond(request.exchange, .notFound(request.method, request.route))
         }
     }
 
-    private func details(_ exchange: HTTPExchange, _ name: String) {
+    private func details(_ request: HTTPRequest, _ name: String) {
         guard let runtime = directory[name] else {
-            return responder.respond(exchange, HTTPError(status: 404, code: "not_found",
-                                                         "no room \(name) in memory on this server"))
+            return responder.respond(request.exchange, HTTPError(.notFound, "no room \(name) in memory on this server"))
         }
         var w = JSONWriter(capacity: 256 + 220 * runtime.listenerCount)
         w.beginObject()
@@ -156,24 +155,24 @@ final class OperatorRoutes {
         }
         w.endArray()
         w.endObject()
-        responder.respond(exchange, status: 200, json: w.bytes)
+        responder.respond(request.exchange, status: 200, json: w.bytes)
     }
 
     /// `{ "id": "c7" }` or `{ "name": "alice" }`, optional `"reason"`: those connections close with 4003.
-    private func kick(_ exchange: HTTPExchange, _ name: String) {
-        guard let body = try? JSONParser.parse(exchange.body), body.isObject else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .badJSON, "the body must be a JSON object: { \"id\": \"c7\" } or { \"name\": \"alice\" }")))
+    private func kick(_ request: HTTPRequest, _ name: String) {
+        guard let body = try? JSONParser.parse(request.body), body.isObject else {
+            return responder.respond(request.exchange, HTTPError(
+                .badJSON, "the body must be a JSON object: { \"id\": \"c7\" } or { \"name\": \"alice\" }"))
         }
         let id = body["id"]?.stringValue, who = body["name"]?.stringValue
         guard (id == nil) != (who == nil) else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .invalidValue, "name one connection by \"id\" or everyone of a \"name\" (one of them, as a string)")))
+            return responder.respond(request.exchange, HTTPError(
+                .invalidValue, "name one connection by \"id\" or everyone of a \"name\" (one of them, as a string)"))
         }
         let given = body["reason"]?.stringValue
         guard given.map({ $0.utf8.count <= 120 && !$0.unicodeScalars.contains(where: \.isControl) }) ?? true else {
-            return responder.respond(exchange, HTTPError(status: 400, WireError(
-                .invalidValue, "reason must be at most 120 bytes of text without control characters")))
+            return responder.respond(request.exchange, HTTPError(
+                .invalidValue, "reason must be at most 120 bytes of text without control characters"))
         }
         let reason = given.map { "\(Self.kickReason): \($0)" } ?? Self.kickReason
         var kicked = 0
@@ -190,12 +189,12 @@ final class OperatorRoutes {
         w.beginObject()
         w.key("kicked"); w.int(kicked)
         w.endObject()
-        responder.respond(exchange, status: 200, json: w.bytes)
+        responder.respond(request.exchange, status: 200, json: w.bytes)
     }
 
     /// Closes the room's connections with 4004, then forgets its state and
     /// history once nothing of it waits for the store.
-    private func delete(_ exchange: HTTPExchange, _ name: String) {
+    private func delete(_ request: HTTPRequest, _ name: String) {
         var closed = 0
         if let runtime = directory[name] {
             runtime.forEachListener { connection in
@@ -203,18 +202,19 @@ final class OperatorRoutes {
                 closed += 1
             }
         }
-        deleteWhenSettled(exchange, name, closed: closed)
+        deleteWhenSettled(request, name, closed: closed)
     }
 
-    private func deleteWhenSettled(_ exchange: HTTPExchange, _ name: String, closed: Int) {
+    private func deleteWhenSettled(_ request: HTTPRequest, _ name: String, closed: Int) {
         if let runtime = directory[name], runtime.commits.pendingIntents > 0 || runtime.commits.creationPending {
-            return coordinator.whenBatchFinishes { [self] in deleteWhenSettled(exchange, name, closed: closed) }
+            return coordinator.whenBatchFinishes { [self] in deleteWhenSettled(request, name, closed: closed) }
         }
         directory.forget(name)
         store.delete(name) { [self] result in
             switch result {
             case .failure(let error):
-                responder.respond(exchange, .unavailable("room \(name) could not be deleted (\(error.message))"))
+                responder.respond(request.exchange,
+                                  .unavailable("room \(name) could not be deleted (\(error.message))"))
             case .success:
                 logger.info("room deleted", ["room": name, "connections": "\(closed)"])
                 var w = JSONWriter(capacity: 64)
@@ -223,7 +223,7 @@ final class OperatorRoutes {
                 w.key("deleted"); w.bool(true)
                 w.key("closed"); w.int(closed)
                 w.endObject()
-                responder.respond(exchange, status: 200, json: w.bytes)
+                responder.respond(request.exchange, status: 200, json: w.bytes)
             }
         }
     }

@@ -11,7 +11,7 @@ enum QueryArgument {
         guard !unknown.isEmpty else { return }
         let names = unknown.map { "\"\($0)\"" }.joined(separator: ", ")
         let knownList = known.isEmpty ? "none" : known.joined(separator: ", ")
-        throw HTTPError(status: 400, code: ErrorCode.invalidValue.rawValue,
+        throw HTTPError(.invalidValue,
                         "unknown query parameter\(unknown.count == 1 ? "" : "s") \(names) on \(route) (known: \(knownList))")
     }
 
@@ -20,7 +20,7 @@ enum QueryArgument {
         guard let text = query[name] else { return nil }
         guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
               let value = UInt64(text) else {
-            throw HTTPError(status: 400, code: ErrorCode.invalidValue.rawValue, "\(name) must be a whole number (a seq)")
+            throw HTTPError(.invalidValue, "\(name) must be a whole number (a seq)")
         }
         return value
     }
@@ -30,7 +30,7 @@ enum QueryArgument {
         guard let text = query[name] else { return nil }
         guard !text.isEmpty, text.utf8.count <= 6, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
               let value = Int(text), range.contains(value) else {
-            throw HTTPError(status: 400, code: ErrorCode.invalidValue.rawValue,
+            throw HTTPError(.invalidValue,
                             "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value

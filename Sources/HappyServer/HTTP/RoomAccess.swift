@@ -8,23 +8,25 @@ struct RoomAccess {
     /// `http` or `https`: with a request's `Host`, the origin of the server's own pages.
     let scheme: String
 
-    func check(_ exchange: HTTPExchange) -> Result<(room: String, role: Role, name: String?), HTTPError> {
-        let name = exchange.query["room"] ?? defaultRoom
+    func check(_ request: HTTPRequest) -> Result<(room: String, role: Role, name: String?), HTTPError> {
+        let name = request.query["room"] ?? defaultRoom
         guard Names.isValidRoom(name) else {
-            return .failure(HTTPError(status: 400, WireError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -")))
+            return .failure(HTTPError(.invalidValue, "room must be 1-64 characters of A-Z a-z 0-9 _ -"))
         }
-        let token = AccessControl.token(query: exchange.query, authorization: exchange.headers["authorization"])
-        return access.httpAccess(token: token, room: name).map { (name, $0.role, $0.name) }
+        let token = AccessControl.token(query: request.query, authorization: request.headers["authorization"])
+        return access.check(token, for: .roomRoute(room: name))
+            .map { (name, $0.role, $0.name) }
+            .mapError { HTTPError($0) }
     }
 
     /// A request that changes something: `check`, and a page's `Origin` must be allowed (403 otherwise).
-    func checkChange(_ exchange: HTTPExchange) -> Result<(room: String, role: Role, name: String?), HTTPError> {
-        let origin = exchange.headers["origin"]
-        let own = exchange.headers["host"].map { "\(scheme)://\($0.lowercased())" }
+    func checkChange(_ request: HTTPRequest) -> Result<(room: String, role: Role, name: String?), HTTPError> {
+        let origin = request.headers["origin"]
+        let own = request.headers["host"].map { "\(scheme)://\($0.lowercased())" }
         guard access.allowsChange(fromOrigin: origin, ownOrigin: own) else {
-            return .failure(HTTPError(status: 403, code: "forbidden",
+            return .failure(HTTPError(.forbidden,
                                       "origin \(origin ?? "") is not allowed (auth.allowedOrigins) to change rooms here"))
         }
-        return check(exchange)
+        return check(request)
     }
 }

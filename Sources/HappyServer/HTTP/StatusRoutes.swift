@@ -32,9 +32,9 @@ final class StatusRoutes {
         // Probes and scrapers may add parameters of their own: not checked.
         router.add(["GET", "HEAD"], .exact("/healthz"), parameters: nil) { [self] in health($0) }
         router.add(["GET"], .exact("/metrics"), parameters: nil) { [self] in
-            responder.respond($0, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
-                                               body: Array((MetricsRenderer.render(metrics, gauges())
-                                                            + (cluster.followedPrimary?.prometheusText ?? "")).utf8)))
+            let text = MetricsRenderer.render(metrics, gauges()) + (cluster.followedPrimary?.prometheusText ?? "")
+            responder.respond($0.exchange, HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
+                                                        body: Array(text.utf8)))
         }
     }
 
@@ -45,14 +45,15 @@ final class StatusRoutes {
     }
 
     /// `ok`, or 503 with one line per problem; then the Redis primary followed, in cluster mode.
-    private func health(_ exchange: HTTPExchange) {
+    private func health(_ request: HTTPRequest) {
         let problems = healthProblems()
         let notes = cluster.followedPrimary.map { [$0.healthLine()] } ?? []
         if problems.isEmpty {
-            responder.respond(exchange, HTTPResponse(status: 200, contentType: "text/plain",
-                                                     body: Array((["ok"] + notes).joined(separator: "\n").utf8)))
+            let text = (["ok"] + notes).joined(separator: "\n")
+            responder.respond(request.exchange,
+                              HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8)))
         } else {
-            responder.respond(exchange, HTTPResponse(
+            responder.respond(request.exchange, HTTPResponse(
                 status: 503, contentType: "text/plain",
                 body: Array((problems.map { "unavailable: \($0)" } + notes).joined(separator: "\n").utf8)))
         }

@@ -60,7 +60,7 @@ final class RoomHistory {
                 if past.dragonStatus.isEmpty { past.dragonStatus = initialLabel }
                 completion(.success(past))
             case .success(.gone(let first)):
-                completion(.failure(HTTPError(status: 410, code: "gone",
+                completion(.failure(HTTPError(.gone,
                                               "seq \(seq) is no longer held: the history of this room starts at \(first)")))
             case .success(.beyond(let stored)):
                 completion(.failure(Self.beyond("seq", seq, stored)))
@@ -74,7 +74,7 @@ final class RoomHistory {
     }
 
     private static func beyond(_ name: String, _ value: UInt64, _ current: UInt64) -> HTTPError {
-        HTTPError(status: 400, WireError(.invalidValue, "\(name) \(value) is beyond the room's seq \(current)"))
+        HTTPError(.invalidValue, "\(name) \(value) is beyond the room's seq \(current)")
     }
 
     private static func storeFailed(_ error: StoreError) -> HTTPError {

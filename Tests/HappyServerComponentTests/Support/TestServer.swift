@@ -256,7 +256,7 @@ final class TestServer {
         let exchange = HTTPExchange(transport: transport, method: method, path: path, query: query, headers: headers,
                                     peerAddress: peer, startedAt: server.clock.fresh())
         server.http.begin(exchange, screen: screen, declaredBodyLength: body.map(\.count))
-        if let body, exchange.response == nil, exchange.expectedBodyLength > 0 {
+        if let body, exchange.response == nil, exchange.incomingBody.expectedLength > 0 {
             body.withUnsafeBytes { _ = server.http.body(exchange, $0) }
             server.http.bodyComplete(exchange)
         }
