@@ -9,7 +9,7 @@ SWIFT_BUILD_FLAGS ?=
 VERSION ?= $(shell scripts/version.sh)
 export HAPPY_VERSION := $(VERSION)
 
-.PHONY: all build release run client version install deb deb-check container-check docs test conformance security-check fuzz bench bench-check bench-hold bench-upgrade bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-rolling chaos-rolling-run chaos-planted shots clean help
+.PHONY: all build release run client version protocol-js install deb deb-check container-check docs test conformance security-check fuzz bench bench-check bench-hold bench-upgrade bench-pointers bench-history bench-crowd bench-crowd-joins bench-frames chaos chaos-rolling chaos-rolling-run chaos-planted shots clean help
 # PEER_BENCH=DIR: the peers' fan-out benchmark (C, Node, Python), compared side by side:
 #   make bench PEER_BENCH=/path/to/bench     make bench-check PEER_BENCH=/path/to/bench
 PEER_BENCH ?=
@@ -30,6 +30,7 @@ help:
 	@echo "make run    install what is missing, build (release) and start happyserver on $(CONFIG)"
 	@echo "make client build happyclient (release): .build/release/happyclient --help"
 	@echo "make version  the version the build gives the programs (from git describe)"
+	@echo "make protocol-js  web/js/protocol.js and the fuzzer's action names, written from HappyCore's action table"
 	@echo "make install  happyserver, happyclient (Swift runtime linked in), the page, config, unit and manual pages"
 	@echo "            under DESTDIR (PREFIX=$(PREFIX), SYSCONFDIR=$(SYSCONFDIR), SYSTEMDUNITDIR=$(SYSTEMDUNITDIR))"
 	@echo "make deb    .build/deb/happy_$(VERSION)_amd64.deb, the same files as a Debian package"
@@ -80,6 +81,12 @@ client: bootstrap-build
 
 version:
 	@echo $(VERSION)
+
+# The files that come from the action table (Sources/HappyCore/Scene/ActionTable.swift); HappyCoreTests
+# fail while they differ from it.
+protocol-js:
+	swift build --product happyprotocol $(SWIFT_BUILD_FLAGS)
+	"$$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyprotocol" .
 
 # The packaged programs: release, the Swift runtime and Foundation linked in statically, so that
 # they need only Debian's libraries. A build directory of their own keeps them apart from make release.

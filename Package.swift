@@ -132,6 +132,8 @@ let package = Package(
         .executableTarget(name: "happyclient", dependencies: ["HappyClientCLI"]),
         // Benchmark driver: starts servers and drives the workloads of `make bench`.
         .executableTarget(name: "happybench", dependencies: ["HappyClientKit", "CEpoll"]),
+        // Writes web/js/protocol.js and Fuzz/protocol.dict's actions from HappyCore's action table (`make protocol-js`).
+        .executableTarget(name: "happyprotocol", dependencies: ["HappyCore"]),
         // Render+encode timings per view (part of `make bench`).
         .executableTarget(name: "happyrender-bench", dependencies: ["HappyRender", "HappyCore"]),
 

@@ -14,6 +14,7 @@ import { OwnPointer, PointerOverlay, pointerColor } from './js/pointers.js';
 import { RoomHistory } from './js/history.js';
 import { HistoryBar } from './js/history-bar.js';
 import { readAddress, accessToken } from './js/address.js';
+import { ACTIONS } from './js/protocol.js';
 
 const $ = (id) => document.getElementById(id);
 const LOG_LIMIT = 40;
@@ -281,8 +282,8 @@ function wireStreams() {
   streams.interval = interval;
   streams.happiness = happinessStream(interval, send);
   streams.scale = scaleStream(interval, send);
-  streams.rate = latestValueStream(interval, 'heart.setRate', send);
-  streams.style = latestValueStream(interval, 'heart.setStyle', send);
+  streams.rate = latestValueStream(interval, ACTIONS.setRate.name, send);
+  streams.style = latestValueStream(interval, ACTIONS.setStyle.name, send);
 }
 
 function wireControls() {
@@ -337,7 +338,8 @@ function wireControls() {
 function shortcut(event) {
   if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target.closest('input, textarea, select, [contenteditable], dialog')) return;
-  const actions = { ArrowLeft: 'dragon.back', ArrowRight: 'dragon.forward', h: 'dragon.toggleHidden', H: 'dragon.toggleHidden' };
+  const { dragonBack: back, dragonForward: forward, toggleHidden: hide } = ACTIONS;
+  const actions = { ArrowLeft: back.name, ArrowRight: forward.name, h: hide.name, H: hide.name };
   const action = actions[event.key];
   if (!action) return;
   event.preventDefault();

@@ -1,4 +1,5 @@
 import Foundation
+import HappyClientKit
 import Synchronization
 
 /// What one crowd run measured (`CrowdDriver.collect`).
@@ -206,15 +207,14 @@ final class CrowdDriver: @unchecked Sendable {
 
     private func send(intent k: Int, writer: Int, turn: Int) {
         sendTimes[k] = Self.now()
-        let action: String
+        let action: Action
         switch shape.actions {
         case .dragon:
-            action = turn % 2 == 0 ? #""action":"dragon.forward""# : #""action":"dragon.back""#
+            action = turn % 2 == 0 ? .dragonForward : .dragonBack
         case .mix:
-            action = [#""action":"dragon.forward""#, #""action":"face.nudgeHappiness","delta":5"#,
-                      #""action":"dragon.back""#, #""action":"face.nudgeHappiness","delta":-5"#][turn % 4]
+            action = [.dragonForward, .nudgeHappiness(5), .dragonBack, .nudgeHappiness(-5)][turn % 4]
         }
-        clients[writer].link?.send(text: #"{"type":"intent","id":"\#(k)",\#(action)}"#)
+        clients[writer].link?.send(text: IntentEncoder.intent(action, id: "\(k)"))
     }
 
     /// Intent `k` was acked (on a loop's thread): when it was sent, or nil for

@@ -140,8 +140,7 @@ final class FanoutDriver: WebSocketDelegate, @unchecked Sendable {
         sent += 1
         sendTimes.append(Self.now())
         counts.append(0)
-        let action = sent % 2 == 1 ? "dragon.forward" : "dragon.back"
-        publisher.send(text: #"{"type":"intent","id":"\#(sent)","action":"\#(action)"}"#)
+        publisher.send(text: IntentEncoder.intent(sent % 2 == 1 ? .dragonForward : .dragonBack, id: "\(sent)"))
     }
 
     func webSocketDidOpen(_ connection: WebSocketConnection, subprotocol: String?) {}

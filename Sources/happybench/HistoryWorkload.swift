@@ -216,7 +216,7 @@ extension Workloads {
             let pastAnswer = try http.get("/frame/scene.png?room=\(Self.historyRoom)&seq=\(seq)")
             if pastAnswer.status == 200 { past.append(pastAnswer.seconds) } else { failures += 1 }
             let ack = try http.post("/api/intent?room=\(Self.historyRoom)",
-                                    json: #"{"type":"intent","action":"dragon.forward"}"#)
+                                    json: IntentEncoder.intent(.dragonForward, id: nil))
             guard ack.status == 200 else { failures += 1; continue }
             let presentAnswer = try http.get("/frame/scene.png?room=\(Self.historyRoom)&phase=0")
             if presentAnswer.status == 200 { present.append(presentAnswer.seconds) } else { failures += 1 }

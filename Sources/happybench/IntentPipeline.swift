@@ -98,8 +98,8 @@ final class IntentPipeline: WebSocketDelegate, @unchecked Sendable {
         while inFlight[index] < window && counts.sent < limit {
             counts.sent += 1
             inFlight[index] += 1
-            let action = counts.sent % 2 == 1 ? "dragon.forward" : "dragon.back"
-            connections[index].send(text: #"{"type":"intent","id":"\#(counts.sent)","action":"\#(action)"}"#)
+            let action: Action = counts.sent % 2 == 1 ? .dragonForward : .dragonBack
+            connections[index].send(text: IntentEncoder.intent(action, id: "\(counts.sent)"))
         }
     }
 

@@ -77,8 +77,7 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
     func sendIntent() {
         guard let writer else { return }
         sent += 1
-        let action = sent % 2 == 0 ? "dragon.back" : "dragon.forward"
-        let intent = #"{"type":"intent","id":"w\#(writer)-\#(sent)","action":"\#(action)"}"#
+        let intent = IntentEncoder.intent(sent % 2 == 0 ? .dragonBack : .dragonForward, id: "w\(writer)-\(sent)")
         guard welcomed, let link else {
             if owed.count < 2 { owed.append((id: "w\(writer)-\(sent)", text: intent)) }
             return
@@ -164,8 +163,8 @@ final class UpgradeClient: SocketClient, @unchecked Sendable {
             return note(&tally.errors, &tally.firstError, String(text.prefix(200)))
         }
         tally.resent += 1
-        let action = (Int(id.dropFirst("w\(writer)-".count)) ?? 1) % 2 == 0 ? "dragon.back" : "dragon.forward"
-        owed.append((id: id, text: #"{"type":"intent","id":"\#(id)","action":"\#(action)"}"#))
+        let action: Action = (Int(id.dropFirst("w\(writer)-".count)) ?? 1) % 2 == 0 ? .dragonBack : .dragonForward
+        owed.append((id: id, text: IntentEncoder.intent(action, id: id)))
     }
 
     /// An event (or a tick from `from`): the next seq, or a gap.

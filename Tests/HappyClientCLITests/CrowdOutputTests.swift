@@ -42,6 +42,16 @@ final class CrowdOutputTests: XCTestCase {
         XCTAssertEqual(lines.tick(presenceOnly), "12:04:05 +1 joined, 0 left (3 here)")
     }
 
+    func testATicksCountsUseTheEventTablesWords() {
+        let lines = EventLines(offsetSeconds: 0)
+        for name in EventName.allCases {
+            XCTAssertEqual(lines.tick(tick(from: 3, seq: 4, names: #""\#(name.rawValue)":2"#)),
+                           "12:04:05 #3–4 alice: 2 \(name.spec.word)")
+        }
+        XCTAssertEqual(lines.tick(tick(from: 3, seq: 3, names: #""heartView:didGlow:":1"#)), "12:04:05 #3 alice: 1 heartView:didGlow:",
+                       "a name this client does not know, as sent")
+    }
+
     func testAVotedTickCountsItsVotesAndNamesItsVoters() {
         let voted = tick(from: 191, seq: 191, names: #""forwardButtonClicked:":1"#, senders: ["carol"], senderCount: 1215,
                          votes: #"{"forward":812,"back":403}"#)

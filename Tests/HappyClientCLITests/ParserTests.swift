@@ -31,6 +31,26 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(command(["reset"]), .intents(.reset, [.reset]))
     }
 
+    func testActSendsAnyActionOfTheTableByItsWireName() {
+        XCTAssertEqual(command(["act", "heart.setRate", "value=0.5"]), .intents(.act, [.setRate(0.5)]))
+        XCTAssertEqual(command(["act", "face.nudgeHappiness", "delta=-5"]), .intents(.act, [.nudgeHappiness(-5)]))
+        XCTAssertEqual(command(["act", "dragon.setHidden", "value=false"]), .intents(.act, [.setHidden(false)]))
+        XCTAssertEqual(command(["act", "heart.setStyle", "lineWidth=3", "fillColor=#0F0"]),
+                       .intents(.act, [.setStyle(HeartStyle(fillColor: RGBColor(hex: "#0f0"), lineWidth: 3))]))
+        XCTAssertEqual(command(["act", "room.reset"]), .intents(.act, [.reset]))
+        for kind in Action.Kind.allCases where kind.spec.parameters.isEmpty {
+            guard let action = Self.parameterless(kind) else { XCTFail("\(kind) does not decode"); continue }
+            XCTAssertEqual(command(["act", kind.spec.wireName]), .intents(.act, [action]))
+        }
+        let help = HelpText.help(for: .act)
+        for name in Action.wireNames { XCTAssertTrue(help.contains("  \(name)"), "act --help lists \(name)") }
+    }
+
+    /// The action of a kind without parameters, as the decoder builds it.
+    private static func parameterless(_ kind: Action.Kind) -> Action? {
+        try? ClientMessageDecoder.decodeIntent(.object([("action", .string(kind.spec.wireName))]), id: nil).get().action
+    }
+
     func testHeartStyleOptions() {
         let style = HeartStyle(fillColor: RGBColor(hex: "#f00"), strokeColor: RGBColor(hex: "#000"), lineWidth: 2)
         XCTAssertEqual(command(["heart", "--fill", "#f00", "--stroke", "#000", "--width", "2"]),

@@ -1,4 +1,5 @@
 @testable import HappyClientCLI
+import HappyCore
 import XCTest
 
 /// Bad command lines: each is refused with a message that says what was wrong.
@@ -53,6 +54,23 @@ final class UsageErrorTests: XCTestCase {
         assertRefused(["dragon", "forward", "--times", "0"], #"happyclient: dragon: --times needs a whole number from 1 to 1000, got "0""#)
         assertRefused(["ping", "--count", "many"], #"happyclient: ping: --count needs a whole number from 1 to 100, got "many""#)
         assertRefused(["play", "--color", "256"], #"happyclient: play: --color needs truecolor, 16 or none, got "256""#)
+    }
+
+    func testActChecksTheActionAndItsFieldsAsTheServerDoes() {
+        assertRefused(["act"], "happyclient: act: missing ACTION: an action, e.g. act heart.setRate value=0.5 (act --help lists them)")
+        assertRefused(["act", "face.explode"], "happyclient: act: ACTION needs one of "
+                      + Action.wireNames.joined(separator: ", ") + #", got "face.explode""#)
+        assertRefused(["act", "face.nudgeHappiness", "delta=101"], "happyclient: act: delta must be between -100 and 100")
+        assertRefused(["act", "face.setHappiness", "value=2.5"], "happyclient: act: happiness must be an integer")
+        assertRefused(["act", "face.setHappiness"], "happyclient: act: face.setHappiness needs value: an integer")
+        assertRefused(["act", "face.setHappiness", "value=x"], #"happyclient: act: value needs an integer, got "x""#)
+        assertRefused(["act", "heart.setStyle"],
+                      "happyclient: act: heart.setStyle needs at least one of fillColor, strokeColor, lineWidth")
+        assertRefused(["act", "heart.setStyle", "fillColor=red"],
+                      ##"happyclient: act: fillColor must be a colour like "#f00" or "#ff0000""##)
+        assertRefused(["act", "dragon.forward", "value=1"], #"happyclient: act: dragon.forward takes no fields, got "value=1""#)
+        assertRefused(["act", "heart.setRate", "rate=1"], #"happyclient: act: heart.setRate takes value=VALUE, got "rate=1""#)
+        assertRefused(["act", "dragon.setHidden", "value=yes"], #"happyclient: act: value needs true or false, got "yes""#)
     }
 
     func testHistoryOptionsAreChecked() {

@@ -33,7 +33,7 @@ final class TypedValuesTests: XCTestCase {
         let event = HappyEvent(message)
         XCTAssertEqual(event.name, .forwardButtonClicked)
         XCTAssertEqual(event.sender?.name, "ann")
-        XCTAssertEqual(event.changes, [SceneChange(path: "dragon.x", from: .number(10), to: .number(20))])
+        XCTAssertEqual(event.changes, [SceneChange(path: .dragonX, from: .number(10), to: .number(20))])
         XCTAssertNil(event.votes)
 
         let voted = #"{"type":"event","room":"r","seq":5,"time":8,"name":"backButtonClicked:","sender":null,"votes":{"forward":2,"back":3},"changes":[],"state":"# + scene + "}"
@@ -41,12 +41,14 @@ final class TypedValuesTests: XCTestCase {
         XCTAssertNil(HappyEvent(crowd).sender, "the crowd moved it")
         XCTAssertEqual(HappyEvent(crowd).votes, Votes(forward: 2, back: 3))
 
-        let tickText = #"{"type":"tick","room":"r","from":6,"seq":9,"time":9,"names":{"forwardButtonClicked:":3,"room:somethingNew:":1},"senders":[{"id":"c2","name":"bo"}],"senderCount":4,"changes":[],"state":"# + scene + "}"
+        let tickText = #"{"type":"tick","room":"r","from":6,"seq":9,"time":9,"names":{"forwardButtonClicked:":3,"room:somethingNew:":1},"senders":[{"id":"c2","name":"bo"}],"senderCount":4,"changes":[{"path":"room.glow","from":0,"to":1},{"path":"heart.rate","from":0.5,"to":1}],"state":"# + scene + "}"
         guard case .tick(let tickMessage)? = ServerMessage.decode(tickText)?.0 else { return XCTFail("not a tick") }
         let tick = HappyTick(tickMessage)
         XCTAssertEqual(tick.eventCount, 4)
         XCTAssertEqual(tick.names.map(\.name), [.forwardButtonClicked, nil], "a name the kit does not know is kept as sent")
         XCTAssertEqual(tick.names.last?.delegateName, "room:somethingNew:")
+        XCTAssertEqual(tick.changes, [SceneChange(path: .heartRate, from: .number(0.5), to: .number(1))],
+                       "a path the kit does not know is left out")
         XCTAssertEqual(RoomUpdate.tick(tick).seq, 9)
     }
     func testAnIPv6AddressKeepsItsBracketsWhenWrittenOut() throws {

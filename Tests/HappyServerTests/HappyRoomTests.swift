@@ -57,7 +57,7 @@ final class HappyRoomTests: XCTestCase {
         XCTAssertEqual(received.map(\.delegateName), ["forwardButtonClicked:", "faceView:didChangeHappiness:",
                                                         "heartView:didChangeRate:"])
         XCTAssertEqual(received.first?.sender?.name, "bob")
-        XCTAssertEqual(received.first?.changes, [SceneChange(path: "dragon.x", from: .number(10), to: .number(20))])
+        XCTAssertEqual(received.first?.changes, [SceneChange(path: .dragonX, from: .number(10), to: .number(20))])
         XCTAssertEqual(received.last?.state.heart.rate, 0.25)
         XCTAssertEqual(room.currentState?.face.happiness, 80)
     }

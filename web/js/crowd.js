@@ -3,6 +3,7 @@
 // or from events one by one (a voted event's `votes`), and the most recent
 // distinct senders. happyclient's `play` counts the same way
 // (Sources/HappyClientCLI/Play/CrowdTally.swift).
+import { EVENTS } from './protocol.js';
 
 /** Presses older than this are no longer counted, in ms. */
 export const TALLY_WINDOW_MS = 1000;
@@ -25,7 +26,7 @@ export class CrowdTally {
     this.lastSign = now;
     if (!(tick.seq >= tick.from)) return;
     if (tick.votes) this.note(tick.votes.forward, tick.votes.back, now);
-    else this.note(tick.names?.['forwardButtonClicked:'] ?? 0, tick.names?.['backButtonClicked:'] ?? 0, now);
+    else this.note(tick.names?.[EVENTS.forwardButtonClicked.name] ?? 0, tick.names?.[EVENTS.backButtonClicked.name] ?? 0, now);
     const senders = Array.isArray(tick.senders) ? tick.senders : [];
     for (let i = senders.length - 1; i >= 0; i -= 1) this.noteSender(senders[i]);
   }
@@ -37,8 +38,8 @@ export class CrowdTally {
       this.note(event.votes.forward, event.votes.back, now);
       return;
     }
-    if (event.name === 'forwardButtonClicked:') this.note(1, 0, now);
-    else if (event.name === 'backButtonClicked:') this.note(0, 1, now);
+    if (event.name === EVENTS.forwardButtonClicked.name) this.note(1, 0, now);
+    else if (event.name === EVENTS.backButtonClicked.name) this.note(0, 1, now);
     if (event.sender?.id) this.noteSender(event.sender);
   }
 

@@ -1,8 +1,10 @@
 // Words for what the page shows: the dragon status label (the seed's
 // delegate texts, as the server's DragonStatus writes them), event lines (as
-// happyclient prints them) and the canvases' accessible descriptions.
+// happyclient prints them) and the canvases' accessible descriptions. What each
+// event says comes from the protocol's table (protocol.js).
 import { smileOf } from './drawing.js';
 import { describeTick } from './happy-client.js';
+import { EVENTS, EVENTS_BY_NAME, PATH_WORDS } from './protocol.js';
 
 /** `20` for 20, `12.5` for 12.5, as the server prints numbers in the label. */
 export function number(value) {
@@ -14,11 +16,11 @@ export function number(value) {
  * the dragon's; `initial` after a reset.
  */
 export function statusAfter(eventName, dragon, initial) {
-  switch (eventName) {
-    case 'forwardButtonClicked:': return `forward, (x,y) = (${number(dragon.x)}, ${number(dragon.y)})`;
-    case 'backButtonClicked:': return `back, (x,y) = (${number(dragon.x)}, ${number(dragon.y)})`;
-    case 'dragonView:didChangeHidden:': return dragon.hidden ? 'hide' : 'show';
-    case 'room:didReset:': return initial;
+  const event = EVENTS_BY_NAME[eventName];
+  switch (event?.label) {
+    case 'position': return `${event.word}, (x,y) = (${number(dragon.x)}, ${number(dragon.y)})`;
+    case 'visibility': return dragon.hidden ? 'hide' : 'show';
+    case 'initial': return initial;
     default: return undefined;
   }
 }
@@ -30,35 +32,32 @@ function valueText(value) {
   return JSON.stringify(value);
 }
 
-const WORDS = { 'face.happiness': 'happiness', 'face.scale': 'scale', 'heart.rate': 'heart rate' };
-const STYLE_WORDS = { 'heart.fillColor': 'fill', 'heart.strokeColor': 'stroke', 'heart.lineWidth': 'width' };
-
 /**
- * What an event changed, in plain words: `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`,
- * `dragon (10, 10) → (20, 10)`, `dragon (10, 10), blocked at the edge`, `dragon hidden`, `room reset: …`.
+ * What an event changed, in plain words, as its entry in the protocol's table says (`summary`):
+ * `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`, `dragon (10, 10) → (20, 10)`,
+ * `dragon (10, 10), blocked at the edge`, `dragon hidden`, `room reset: …`.
  * happyclient says the same (Sources/HappyClientCLI/Output/EventLines.swift).
  */
 export function eventSummary(event) {
   const { state } = event;
   const changes = event.changes.filter((change) => change.path !== 'face.smile');
-  const change = (word, { from, to }) => `${word} ${valueText(from)} → ${valueText(to)}`;
-  switch (event.name) {
-    case 'forwardButtonClicked:':
-    case 'backButtonClicked:': {
+  const change = ({ path, from, to }) => `${PATH_WORDS[path] ?? path} ${valueText(from)} → ${valueText(to)}`;
+  switch (EVENTS_BY_NAME[event.name]?.summary) {
+    case 'dragonPosition': {
       const to = `(${number(state.dragon.x)}, ${number(state.dragon.y)})`;
       if (changes.length === 0) return `dragon ${to}, blocked at the edge`;
       const from = (path, now) => valueText(changes.find((c) => c.path === path)?.from ?? now);
       return `dragon (${from('dragon.x', state.dragon.x)}, ${from('dragon.y', state.dragon.y)}) → ${to}`;
     }
-    case 'dragonView:didChangeHidden:':
+    case 'dragonVisibility':
       return `dragon ${state.dragon.hidden ? 'hidden' : 'shown'}`;
-    case 'room:didReset:':
+    case 'roomReset':
       return `room reset: ${sceneSummary(state)}`;
-    case 'heartView:didChangeStyle:':
-      return `heart ${changes.map((c) => change(STYLE_WORDS[c.path] ?? c.path, c)).join(', ')}`;
+    case 'heartStyle':
+      return `heart ${changes.map(change).join(', ')}`;
     default:
       if (changes.length === 0) return 'no change';
-      return changes.map((c) => change(WORDS[c.path] ?? c.path, c)).join(', ');
+      return changes.map(change).join(', ');
   }
 }
 
@@ -79,7 +78,7 @@ export function eventSender(event) {
 
 /** Who the status label names after a dragon event: its sender, `the crowd` for a vote, nobody after a reset. */
 export function statusBy(event) {
-  if (event.name === 'room:didReset:') return null;
+  if (EVENTS_BY_NAME[event.name]?.label === 'initial') return null;
   return event.votes ? 'the crowd' : event.sender?.name ?? null;
 }
 
@@ -107,7 +106,8 @@ export function tickLine(tick) {
   return { when, what, delegate: null, text: `${when} ${what}` };
 }
 
-const DRAGON_EVENTS = ['forwardButtonClicked:', 'backButtonClicked:', 'dragonView:didChangeHidden:', 'room:didReset:'];
+/** The events after which the dragon's status label changes. */
+const DRAGON_EVENTS = Object.values(EVENTS).filter((event) => event.label !== null).map((event) => event.name);
 
 /**
  * The dragon event whose label a tick leaves on the panel. A tick counts its events by name, not
@@ -122,8 +122,9 @@ export function tickDragonEvent(tick) {
   const move = (tick.changes || []).find((change) => change.path === 'dragon.x');
   const dx = move ? move.to - move.from : 0;
   const has = (name) => kinds.some(([kind]) => kind === name);
-  if (dx > 0 && has('forwardButtonClicked:')) return 'forwardButtonClicked:';
-  if (dx < 0 && has('backButtonClicked:')) return 'backButtonClicked:';
+  const { forwardButtonClicked: forward, backButtonClicked: back } = EVENTS;
+  if (dx > 0 && has(forward.name)) return forward.name;
+  if (dx < 0 && has(back.name)) return back.name;
   return kinds.reduce((best, kind) => (kind[1] > best[1] ? kind : best))[0];
 }
 
@@ -132,7 +133,7 @@ export function statusAfterTick(tick, initial) {
   const name = tickDragonEvent(tick);
   if (name === undefined) return undefined;
   const text = statusAfter(name, tick.state.dragon, initial);
-  if (name === 'room:didReset:') return { text, by: null };
+  if (EVENTS_BY_NAME[name].label === 'initial') return { text, by: null };
   const single = !tick.votes && tick.senderCount <= 1 && tick.senders?.[0];
   return { text, by: single ? tick.senders[0].name : 'the crowd' };
 }

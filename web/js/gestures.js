@@ -1,6 +1,7 @@
 // Gestures and controls coalesced into intents: at most one intent per
 // stream every `interval` ms, so a drag or a pinch stays under the server's
 // rate limit (welcome.limits.intentsPerSecond) while nothing is lost.
+import { ACTIONS } from './protocol.js';
 
 /** Sends the value accumulated since the last send, at most once per interval. */
 export class Coalescer {
@@ -141,7 +142,7 @@ export function happinessStream(intervalMs, send) {
     const whole = Math.max(-100, Math.min(100, Math.trunc(pending)));
     if (whole === 0) return null;
     pending -= whole;
-    return { action: 'face.nudgeHappiness', fields: { delta: whole } };
+    return { action: ACTIONS.nudgeHappiness.name, fields: { delta: whole } };
   }, send);
   return {
     add(delta) { pending += delta; coalescer.poke(); },
@@ -156,7 +157,7 @@ export function scaleStream(intervalMs, send) {
     if (Math.abs(factor - 1) < 1e-4) return null;
     const value = factor;
     factor = 1;
-    return { action: 'face.pinch', fields: { factor: value } };
+    return { action: ACTIONS.pinch.name, fields: { factor: value } };
   }, send);
   return {
     add(f) { if (f > 0 && Number.isFinite(f)) { factor *= f; coalescer.poke(); } },

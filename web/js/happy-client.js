@@ -1,5 +1,6 @@
-// A client for the Happy protocol (docs/PROTOCOL.md), as one dependency-free
-// ES module: import it from any page with
+// A client for the Happy protocol (docs/PROTOCOL.md), as an ES module without
+// dependencies but the protocol's table beside it (/js/protocol.js, written from
+// the server's action table): import it from any page with
 //
 //   import { connect } from '/js/happy-client.js';
 //
@@ -9,6 +10,7 @@
 // estimates the server clock (section 8). In a crowd room (section 12) it
 // reads ticks, delivery switches and batched presence. docs/web-client.md
 // describes it.
+import { EVENTS, EVENTS_BY_NAME } from './protocol.js';
 
 /** The protocol version this module speaks (`welcome.protocol`). */
 export const PROTOCOL_VERSION = 1;
@@ -55,13 +57,6 @@ export function describeClose(code, reason = '') {
   return `${code} ${meaning}${reason ? `: ${reason}` : ''}`;
 }
 
-const TICK_WORDS = Object.freeze({
-  'forwardButtonClicked:': 'forward', 'backButtonClicked:': 'back',
-  'faceView:didChangeHappiness:': 'happiness', 'faceView:didChangeScale:': 'scale',
-  'heartView:didChangeRate:': 'rate', 'heartView:didChangeStyle:': 'style',
-  'dragonView:didChangeHidden:': 'hide/show', 'room:didReset:': 'reset',
-});
-
 /**
  * Who a tick's events came from: `alice`, `alice and bob`, `alice and 36 others`; without
  * names `37 people`, or `the crowd` when not even a count came.
@@ -84,10 +79,10 @@ export function describeSenders(senders, count) {
  */
 export function describeTickCounts(tick) {
   const parts = tick.votes ? [`${tick.votes.forward} forward`, `${tick.votes.back} back`] : [];
+  const voted = [EVENTS.forwardButtonClicked.name, EVENTS.backButtonClicked.name];
   for (const [name, count] of Object.entries(tick.names || {})) {
-    const word = TICK_WORDS[name] ?? name;
-    if (tick.votes && (word === 'forward' || word === 'back')) continue;
-    parts.push(`${count} ${word}`);
+    if (tick.votes && voted.includes(name)) continue;
+    parts.push(`${count} ${EVENTS_BY_NAME[name]?.word ?? name}`);
   }
   return parts.join(', ');
 }

@@ -59,6 +59,8 @@ struct CommandBuilder {
             result = .intents(command, try dragonActions())
         case .reset:
             result = .intents(command, [.reset])
+        case .act:
+            result = .intents(command, [try anyAction()])
         case .ping:
             let count = try optionalInteger("--count", in: 1...Self.maxPings) ?? 5
             result = .ping(count: count)
@@ -179,6 +181,46 @@ struct CommandBuilder {
         }
         let times = try optionalInteger("--times", in: 1...Self.maxTimes) ?? 1
         return Array(repeating: action, count: times)
+    }
+
+    /// `act ACTION [FIELD=VALUE]…`: any action of the table, each field read as its type says,
+    /// then checked by the decoder the server runs (its messages are the server's).
+    private mutating func anyAction() throws(UsageError) -> Action {
+        let name = try next("ACTION", "an action, e.g. act \(Action.Kind.setRate.spec.wireName) value=0.5 "
+                            + "(act --help lists them)")
+        guard let kind = Action.Kind(wireName: name) else {
+            throw invalid("ACTION", "one of \(Action.wireNames.joined(separator: ", "))", name)
+        }
+        let spec = kind.spec
+        var members: [(key: String, value: JSONValue)] = [("action", .string(name))]
+        while !positionals.isEmpty {
+            let text = positionals.removeFirst()
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, let parameter = spec.parameters.first(where: { $0.name == parts[0] }) else {
+                let fields = spec.parameters.map { "\($0.name)=VALUE" }.joined(separator: ", ")
+                throw UsageError(command, "\(name) takes " + (fields.isEmpty ? "no fields" : fields)
+                                 + ", got \(ValueParsing.quoted(text))")
+            }
+            members.append((parameter.name, try fieldValue(String(parts[1]), of: parameter)))
+        }
+        switch ClientMessageDecoder.decodeIntent(.object(members), id: nil) {
+        case .success(let intent): return intent.action
+        case .failure(let error): throw UsageError(command, error.message)
+        }
+    }
+
+    /// A field's text as the JSON value its type asks for; numbers are checked by the decoder.
+    private func fieldValue(_ text: String, of parameter: ParameterSpec) throws(UsageError) -> JSONValue {
+        switch parameter.type {
+        case .integer, .number, .positiveNumber:
+            guard let number = ValueParsing.number(text) else { throw invalid(parameter.name, parameter.type.article, text) }
+            return .number(number)
+        case .boolean:
+            guard let flag = ["true": true, "false": false][text] else { throw invalid(parameter.name, "true or false", text) }
+            return .bool(flag)
+        case .color:
+            return .string(text)
+        }
     }
 
     private func playOptions() throws(UsageError) -> PlayOptions {

@@ -1,6 +1,9 @@
 /// The subcommands of `happyclient`.
 public enum CommandName: String, CaseIterable, Sendable {
-    case state, happiness, nudge, scale, pinch, heart, dragon, reset, watch, play, ping, history, replay, frame
+    case state, happiness, nudge, scale, pinch, heart, dragon, reset
+    /// Any action of the protocol, by its name on the wire (the action table).
+    case act
+    case watch, play, ping, history, replay, frame
     /// The operator's commands (PROTOCOL.md section 13).
     case rooms, room, kick, deleteRoom = "delete-room"
     case help
@@ -35,7 +38,7 @@ public enum CommandName: String, CaseIterable, Sendable {
         // kick's --name is whom to remove; the common --name (a display name) goes before the command.
         case .kick: return ["--id", "--name", "--reason"].map { Option(name: $0, takesValue: true) }
         case .deleteRoom: return [Option(name: "--yes", takesValue: false)]
-        case .happiness, .nudge, .scale, .pinch, .reset, .help: return []
+        case .happiness, .nudge, .scale, .pinch, .reset, .act, .help: return []
         }
     }
 

@@ -1,3 +1,5 @@
+import HappyCore
+
 /// The help texts: the tool's, and one per command.
 public enum HelpText {
     static let shortUsage = "usage: happyclient [options] <command> [command options]"
@@ -21,6 +23,8 @@ public enum HelpText {
           dragon forward|back|hide|show|toggle [--times N]
                                           press the dragon's buttons
           reset                           the room back to its defaults
+          act ACTION [FIELD=VALUE ...]    any action of the protocol by its name
+                                          (act --help lists them)
           watch [--json] [--pointers]     stream events and presence as they happen,
                                           and with --pointers the others' live pointers
           play [--plain] [--color MODE]   the scene live in the terminal, with keys
@@ -78,6 +82,7 @@ public enum HelpText {
         case .heart: return "heart [RATE] [--fill COLOR] [--stroke COLOR] [--width WIDTH]"
         case .dragon: return "dragon forward|back|hide|show|toggle [--times N]"
         case .reset: return "reset"
+        case .act: return "act ACTION [FIELD=VALUE ...]"
         case .watch: return "watch [--json] [--pointers]"
         case .play: return "play [--plain | --color truecolor|16|none] [--art FILE] [--fps N]"
         case .ping: return "ping [--count N]"
@@ -106,6 +111,31 @@ public enum HelpText {
             exit codes:
             \(ExitStatus.helpLines)
             """
+    }
+
+    /// The actions `act` sends, from the action table: each with its fields, then what it does.
+    static var actionLines: String {
+        Action.Kind.allCases.map { kind -> String in
+            let spec = kind.spec
+            let fields = spec.parameters.map { parameter -> String in
+                let field = "\(parameter.name)=\(placeholder(parameter))"
+                return parameter.isRequired ? field : "[\(field)]"
+            }.joined(separator: " ")
+            let oneAtLeast = spec.needsOneParameter ? "\n      (at least one of the fields)" : ""
+            return "  \(spec.wireName) \(fields)".trimmingTrailingSpaces + "\n      \(spec.summary)" + oneAtLeast
+        }.joined(separator: "\n")
+    }
+
+    /// `INTEGER`, `-100..100` for a value with a range, `COLOR`.
+    private static func placeholder(_ parameter: ParameterSpec) -> String {
+        if let range = parameter.range { return "\(Describe.number(range.lowerBound))..\(Describe.number(range.upperBound))" }
+        switch parameter.type {
+        case .integer: return "INTEGER"
+        case .number: return "NUMBER"
+        case .positiveNumber: return "NUMBER>0"
+        case .boolean: return "true|false"
+        case .color: return "COLOR"
+        }
     }
 
     private static func details(_ command: CommandName) -> String {
@@ -187,6 +217,21 @@ public enum HelpText {
 
                 example:
                   happyclient reset
+                """
+        case .act:
+            let setRate = Action.Kind.setRate.spec.wireName, setStyle = Action.Kind.setStyle.spec.wireName
+            return """
+                Sends any action of the protocol (PROTOCOL.md section 4) by its name on
+                the wire, its fields as FIELD=VALUE, checked as the server checks them.
+                Prints the ack's result and the value it changed, as happiness, heart
+                and the other commands that change the scene do.
+
+                actions:
+                \(actionLines)
+
+                examples:
+                  happyclient act \(setRate) value=0.5
+                  happyclient act \(setStyle) fillColor='#0f0' lineWidth=3
                 """
         case .watch:
             return """
@@ -351,5 +396,13 @@ public enum HelpText {
         case .help:
             return "Shows the tool's help, or a command's."
         }
+    }
+}
+
+private extension String {
+    var trimmingTrailingSpaces: String {
+        var text = self
+        while text.hasSuffix(" ") { text.removeLast() }
+        return text
     }
 }

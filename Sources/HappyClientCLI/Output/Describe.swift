@@ -37,17 +37,25 @@ enum Describe {
         "\(participant.name) (\(participant.id))"
     }
 
-    /// What an action changes, as it stands in `scene`: `happiness 80`,
-    /// `scale 2`, `dragon (270, 10)`.
+    /// What an action changes, as it stands in `scene` (the summary of the event it causes):
+    /// `happiness 80`, `scale 2`, `dragon (270, 10)`.
     static func subject(of action: Action, in scene: Scene) -> String {
-        switch action {
-        case .setHappiness, .nudgeHappiness: return "happiness \(scene.face.happiness)"
-        case .setScale, .pinch: return "scale \(number(scene.face.scale))"
-        case .setRate: return "heart rate \(number(scene.heart.rate))"
-        case .setStyle: return "heart \(style(scene.heart))"
-        case .dragonForward, .dragonBack: return "dragon \(position(scene.dragon))"
-        case .setHidden, .toggleHidden: return "dragon \(visibility(scene.dragon))"
-        case .reset: return "room \(summary(scene))"
+        switch action.kind.spec.event.spec.summary {
+        case .value(let path): return "\(path.word ?? path.rawValue) \(value(scene.value(at: path)))"
+        case .heartStyle: return "heart \(style(scene.heart))"
+        case .dragonPosition: return "dragon \(position(scene.dragon))"
+        case .dragonVisibility: return "dragon \(visibility(scene.dragon))"
+        case .roomReset: return "room \(summary(scene))"
+        }
+    }
+
+    /// `80`, `0.9`, `#ff0000`, `true`.
+    static func value(_ value: SceneValue) -> String {
+        switch value {
+        case .integer(let integer): return String(integer)
+        case .number(let number): return self.number(number)
+        case .bool(let flag): return String(flag)
+        case .color(let color): return color.hex
         }
     }
 }

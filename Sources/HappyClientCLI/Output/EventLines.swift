@@ -62,9 +62,9 @@ struct EventLines {
         var parts: [String] = []
         if let votes = tick.votes { parts = ["\(votes.forward) forward", "\(votes.back) back"] }
         for (name, count) in tick.names {
-            let word = tickWords[name] ?? name
-            if tick.votes != nil && (word == "forward" || word == "back") { continue }
-            parts.append("\(count) \(word)")
+            let event = EventName(rawValue: name)
+            if tick.votes != nil && (event == .forwardButtonClicked || event == .backButtonClicked) { continue }
+            parts.append("\(count) \(event?.spec.word ?? name)")
         }
         return parts.joined(separator: ", ")
     }
@@ -93,13 +93,6 @@ struct EventLines {
         return "\(time) \(events) did not arrive (the state is current)"
     }
 
-    private static let tickWords: [String: String] = [
-        EventName.forwardButtonClicked.rawValue: "forward", EventName.backButtonClicked.rawValue: "back",
-        EventName.didChangeHappiness.rawValue: "happiness", EventName.didChangeScale.rawValue: "scale",
-        EventName.didChangeRate.rawValue: "rate", EventName.didChangeStyle.rawValue: "style",
-        EventName.didChangeHidden.rawValue: "hide/show", EventName.didReset.rawValue: "reset",
-    ]
-
     /// `12:04:09 resync #180: happiness 50, …` (events before it were dropped by the server).
     func resync(seq: UInt64, state: Scene, atMilliseconds now: Int64) -> String {
         let time = TimeOfDay.format(milliseconds: now, offsetSeconds: offsetSeconds)
@@ -126,39 +119,35 @@ struct EventLines {
         return "\(position.view.rawValue) (\(x), \(y)) \(position.activity.rawValue)"
     }
 
-    /// What an event changed: `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`,
-    /// `dragon (10, 10) → (20, 10)`, `dragon (10, 10), blocked at the edge`, `dragon hidden`,
-    /// `room reset: happiness 50, …`.
+    /// What an event changed, as its entry in the event table says (`EventSummary`):
+    /// `happiness 50 → 80`, `heart fill #ff0000 → #00ff00, width 1 → 3`, `dragon (10, 10) → (20, 10)`,
+    /// `dragon (10, 10), blocked at the edge`, `dragon hidden`, `room reset: happiness 50, …`.
     static func summary(of event: EventMessage) -> String {
         let scene = event.state
-        let changes = event.changes.filter { $0.path != "face.smile" }
-        func change(_ word: String, _ change: (path: String, from: JSONValue, to: JSONValue)) -> String {
-            "\(word) \(text(change.from)) → \(text(change.to))"
+        let changes = event.changes.filter { $0.path != ScenePath.faceSmile.rawValue }
+        func change(_ change: (path: String, from: JSONValue, to: JSONValue)) -> String {
+            "\(ScenePath(rawValue: change.path)?.word ?? change.path) \(text(change.from)) → \(text(change.to))"
         }
-        switch EventName(rawValue: event.name) {
-        case .forwardButtonClicked?, .backButtonClicked?:
+        switch EventName(rawValue: event.name)?.spec.summary {
+        case .dragonPosition?:
             let to = Describe.position(scene.dragon)
             guard !changes.isEmpty else { return "dragon \(to), blocked at the edge" }
-            func from(_ path: String, _ now: Double) -> String {
-                text(changes.first { $0.path == path }?.from ?? .number(now))
+            func from(_ path: ScenePath, _ now: Double) -> String {
+                text(changes.first { $0.path == path.rawValue }?.from ?? .number(now))
             }
-            return "dragon (\(from("dragon.x", scene.dragon.x)), \(from("dragon.y", scene.dragon.y))) → \(to)"
-        case .didChangeHidden?:
+            return "dragon (\(from(.dragonX, scene.dragon.x)), \(from(.dragonY, scene.dragon.y))) → \(to)"
+        case .dragonVisibility?:
             return "dragon \(Describe.visibility(scene.dragon))"
-        case .didReset?:
+        case .roomReset?:
             return "room reset: \(Describe.summary(scene))"
-        case .didChangeStyle?:
+        case .heartStyle?:
             // The heart named once: `heart fill … → …, width … → …`.
-            return "heart " + changes.map { change(styleWords[$0.path] ?? $0.path, $0) }.joined(separator: ", ")
-        default:
+            return "heart " + changes.map(change).joined(separator: ", ")
+        case .value?, nil:
             guard !changes.isEmpty else { return "no change" }
-            return changes.map { change(words[$0.path] ?? $0.path, $0) }.joined(separator: ", ")
+            return changes.map(change).joined(separator: ", ")
         }
     }
-
-    /// Plain words for the paths of the scene's values.
-    static let words = ["face.happiness": "happiness", "face.scale": "scale", "heart.rate": "heart rate"]
-    static let styleWords = ["heart.fillColor": "fill", "heart.strokeColor": "stroke", "heart.lineWidth": "width"]
 
     /// A value as the line shows it: numbers as `Describe.number`, strings bare.
     static func text(_ value: JSONValue) -> String {

@@ -24,13 +24,14 @@ enum PlayPointers {
             return PointerPosition(view: .face, x: 0.5, y: 0.5, activity: .pinch)
         case .setRate(let rate):
             return PointerPosition(view: .heart, x: 0.5, y: min(0.95, max(0.05, 1 - rate)), activity: .drag)
-        case .setStyle:
-            return PointerPosition(view: .heart, x: 0.5, y: 0.5, activity: .press)
         case .dragonForward, .dragonBack, .setHidden, .toggleHidden:
             let button = art.flatMap { buttonCentre(action, art: $0, geometry: geometry) }
             return PointerPosition(view: .dragon, x: button?.x ?? 0.5, y: button?.y ?? 0.5, activity: .press)
-        case .reset:
-            return PointerPosition(view: .face, x: 0.5, y: 0.5, activity: .press)
+        default:
+            // A press in the middle of the view the action's name starts with (`heart.setStyle`),
+            // the face for the room's.
+            let view = action.wireName.split(separator: ".").first.flatMap { PointerView(rawValue: String($0)) }
+            return PointerPosition(view: view ?? .face, x: 0.5, y: 0.5, activity: .press)
         }
     }
 
@@ -42,7 +43,7 @@ enum PlayPointers {
     /// The centre of the button that sends `action` (the hide button for
     /// `setHidden`), in 0...1 of the dragon panel.
     private static func buttonCentre(_ action: Action, art: SceneArt, geometry: SceneGeometry) -> (x: Double, y: Double)? {
-        let wireName = action.wireName == "dragon.setHidden" ? "dragon.toggleHidden" : action.wireName
+        let wireName = (action.kind == .setHidden ? Action.Kind.toggleHidden.spec.wireName : action.wireName)
         guard let button = art.panel.buttons.first(where: { $0.action == wireName }) else { return nil }
         let panelWidth = geometry.width
         let panelHeight = geometry.height + art.panel.rowHeight + art.panel.labelHeight

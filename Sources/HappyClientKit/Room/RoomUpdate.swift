@@ -1,22 +1,3 @@
-/// One scene value an event or tick changed: its path (`dragon.x`) and
-/// the values before and after.
-public struct SceneChange: Equatable, Sendable {
-    /// `face.happiness`, `face.smile`, `face.scale`, `heart.rate`, `heart.fillColor`,
-    /// `heart.strokeColor`, `heart.lineWidth`, `dragon.x`, `dragon.y`, `dragon.hidden`.
-    public var path: String
-    /// The value before.
-    public var from: JSONValue
-    /// The value after.
-    public var to: JSONValue
-
-    /// Creates a change of `path` from `from` to `to`.
-    public init(path: String, from: JSONValue, to: JSONValue) {
-        self.path = path
-        self.from = from
-        self.to = to
-    }
-}
-
 /// The votes behind a crowd's dragon event (PROTOCOL.md section 12).
 public struct Votes: Equatable, Sendable {
     /// Votes for `dragon.forward`.
@@ -44,7 +25,8 @@ public struct HappyEvent: Equatable, Sendable {
     public var delegateName: String
     /// Who caused it; nil for a crowd's voted dragon event.
     public var sender: Participant?
-    /// The values it changed, before and after (empty when a dragon button at the edge moved nothing).
+    /// The values it changed, before and after (empty when a dragon button at the edge moved
+    /// nothing); a value of a path this kit does not know is left out (`HappyRoom.wire` has it).
     public var changes: [SceneChange]
     /// The scene right after it.
     public var state: Scene
@@ -58,7 +40,7 @@ public struct HappyEvent: Equatable, Sendable {
         name = EventName(rawValue: message.name)
         delegateName = message.name
         sender = message.sender.id.isEmpty ? nil : message.sender
-        changes = message.changes.map { SceneChange(path: $0.path, from: $0.from, to: $0.to) }
+        changes = message.changes.compactMap { SceneChange(wirePath: $0.path, from: $0.from, to: $0.to) }
         state = message.state
         votes = message.votes.map { Votes(forward: $0.forward, back: $0.back) }
     }
@@ -89,7 +71,7 @@ public struct HappyTick: Equatable, Sendable {
     public var senders: [Participant]
     /// How many distinct senders the tick's events had.
     public var senderCount: Int
-    /// The net change per path over the tick.
+    /// The net change per path over the tick (paths this kit does not know are left out).
     public var changes: [SceneChange]
     /// The scene after event `seq`.
     public var state: Scene
@@ -109,7 +91,7 @@ public struct HappyTick: Equatable, Sendable {
         names = message.names.map { NameCount(name: EventName(rawValue: $0.name), delegateName: $0.name, count: $0.count) }
         senders = message.senders
         senderCount = message.senderCount
-        changes = message.changes.map { SceneChange(path: $0.path, from: $0.from, to: $0.to) }
+        changes = message.changes.compactMap { SceneChange(wirePath: $0.path, from: $0.from, to: $0.to) }
         state = message.state
         presence = message.presence
         votes = message.votes.map { Votes(forward: $0.forward, back: $0.back) }

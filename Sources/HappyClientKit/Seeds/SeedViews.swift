@@ -216,16 +216,18 @@ public final class SeedViews: Sendable {
             return
         }
         for view in [face, heart, dragon] as [SharedView] { view.setSender(sender) }
+        // The delegate method told is the one for what the event changed, as its entry in the
+        // action table says: an event of its own that fills the heart is a rate change to the seed.
         for name in names {
-            switch name {
-            case .didChangeHappiness: face.delegate?.faceView(face, didChangeHappiness: scene.face.happiness)
-            case .didChangeScale: face.delegate?.faceView(face, didChangeScale: scene.face.scale)
-            case .didChangeRate: heart.delegate?.heartView(heart, didChangeRate: scene.heart.rate)
-            case .didChangeStyle: heart.delegate?.heartViewDidChangeStyle(heart)
-            case .forwardButtonClicked: dragon.delegate?.forwardButtonClicked(dragon)
-            case .backButtonClicked: dragon.delegate?.backButtonClicked(dragon)
-            case .didChangeHidden: dragon.delegate?.dragonView(dragon, didChangeHidden: scene.dragon.hidden)
-            case .didReset: break
+            switch name.spec.summary {
+            case .value(.faceHappiness): face.delegate?.faceView(face, didChangeHappiness: scene.face.happiness)
+            case .value(.faceScale): face.delegate?.faceView(face, didChangeScale: scene.face.scale)
+            case .value(.heartRate): heart.delegate?.heartView(heart, didChangeRate: scene.heart.rate)
+            case .heartStyle: heart.delegate?.heartViewDidChangeStyle(heart)
+            case .dragonPosition where name == .forwardButtonClicked: dragon.delegate?.forwardButtonClicked(dragon)
+            case .dragonPosition where name == .backButtonClicked: dragon.delegate?.backButtonClicked(dragon)
+            case .dragonVisibility: dragon.delegate?.dragonView(dragon, didChangeHidden: scene.dragon.hidden)
+            case .value, .dragonPosition, .roomReset: break
             }
         }
     }

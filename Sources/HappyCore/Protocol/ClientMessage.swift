@@ -92,86 +92,69 @@ public enum ClientMessageDecoder {
     }
 }
 
-/// Reads and checks an intent's parameters against the table of section 4.
+/// Reads and checks an intent's parameters against the action's entry in the table
+/// (`ActionTable.swift`, section 4 of the protocol).
 struct IntentParameters {
     let json: JSONValue
     let actionName: String
 
     func action() throws(WireError) -> Action {
-        switch actionName {
-        case "face.setHappiness":
-            return .setHappiness(try integer("value", what: "happiness"))
-        case "face.nudgeHappiness":
-            let delta = try integer("delta", what: "delta")
-            guard Double(SceneRules.nudgeRange.lowerBound)...Double(SceneRules.nudgeRange.upperBound) ~= delta else {
-                throw invalid("delta must be between -100 and 100")
-            }
-            return .nudgeHappiness(Int(delta))
-        case "face.setScale":
-            return .setScale(try positive("value", what: "scale"))
-        case "face.pinch":
-            return .pinch(try positive("factor", what: "factor"))
-        case "heart.setRate":
-            return .setRate(try number("value", what: "rate"))
-        case "heart.setStyle":
-            return .setStyle(try style())
-        case "dragon.forward": return .dragonForward
-        case "dragon.back": return .dragonBack
-        case "dragon.setHidden":
-            guard let raw = json["value"] else { throw invalid("dragon.setHidden needs value: a boolean") }
-            guard let hidden = raw.boolValue else { throw invalid("hidden must be a boolean, got \(raw.kindName)") }
-            return .setHidden(hidden)
-        case "dragon.toggleHidden": return .toggleHidden
-        case "room.reset": return .reset
-        default:
+        guard let kind = Action.Kind(wireName: actionName) else {
             throw WireError(.unknownAction, "unknown action \"\(actionName.prefix(64))\"")
         }
+        let spec = kind.spec
+        var values: [ParameterValue?] = []
+        values.reserveCapacity(spec.parameters.count)
+        for parameter in spec.parameters {
+            values.append(try value(of: parameter))
+        }
+        if spec.needsOneParameter && !values.contains(where: { $0 != nil }) {
+            throw invalid("\(actionName) needs at least one of \(spec.parameters.map(\.name).joined(separator: ", "))")
+        }
+        return Action(kind: kind, checked: values)
+    }
+
+    /// The parameter's value, nil when an optional one is absent.
+    private func value(of parameter: ParameterSpec) throws(WireError) -> ParameterValue? {
+        guard let raw = json[parameter.name] else {
+            guard !parameter.isRequired else {
+                throw invalid("\(actionName) needs \(parameter.name): \(parameter.type.article)")
+            }
+            return nil
+        }
+        let noun = parameter.noun
+        switch parameter.type {
+        case .integer:
+            guard let value = raw.doubleValue else { throw invalid("\(noun) must be an integer, got \(raw.kindName)") }
+            guard value.isFinite, value == value.rounded() else { throw invalid("\(noun) must be an integer") }
+            return .number(try inRange(value, parameter))
+        case .number, .positiveNumber:
+            guard let value = raw.doubleValue else { throw invalid("\(noun) must be a number, got \(raw.kindName)") }
+            guard value.isFinite else { throw invalid("\(noun) must be a finite number") }
+            if parameter.type == .positiveNumber, !(value > 0) { throw invalid("\(noun) must be greater than 0") }
+            return .number(try inRange(value, parameter))
+        case .boolean:
+            guard let value = raw.boolValue else { throw invalid("\(noun) must be a boolean, got \(raw.kindName)") }
+            return .boolean(value)
+        case .color:
+            guard let text = raw.stringValue, let color = RGBColor(hex: text) else {
+                throw invalid("\(noun) must be a colour like \"#f00\" or \"#ff0000\"")
+            }
+            return .color(color)
+        }
+    }
+
+    private func inRange(_ value: Double, _ parameter: ParameterSpec) throws(WireError) -> Double {
+        guard let range = parameter.range, !(range ~= value) else { return value }
+        throw invalid("\(parameter.noun) must be between \(Self.text(range.lowerBound)) and \(Self.text(range.upperBound))")
     }
 
     private func invalid(_ message: String) -> WireError {
         WireError(.invalidValue, message)
     }
 
-    private func number(_ field: String, what: String) throws(WireError) -> Double {
-        guard let raw = json[field] else { throw invalid("\(actionName) needs \(field): a number") }
-        guard let value = raw.doubleValue else { throw invalid("\(what) must be a number, got \(raw.kindName)") }
-        guard value.isFinite else { throw invalid("\(what) must be a finite number") }
-        return value
-    }
-
-    private func integer(_ field: String, what: String) throws(WireError) -> Double {
-        guard let raw = json[field] else { throw invalid("\(actionName) needs \(field): an integer") }
-        guard let value = raw.doubleValue else { throw invalid("\(what) must be an integer, got \(raw.kindName)") }
-        guard value.isFinite, value == value.rounded() else { throw invalid("\(what) must be an integer") }
-        return value
-    }
-
-    private func positive(_ field: String, what: String) throws(WireError) -> Double {
-        let value = try number(field, what: what)
-        guard value > 0 else { throw invalid("\(what) must be greater than 0") }
-        return value
-    }
-
-    private func color(_ field: String) throws(WireError) -> RGBColor? {
-        guard let raw = json[field] else { return nil }
-        guard let text = raw.stringValue, let color = RGBColor(hex: text) else {
-            throw invalid("\(field) must be a colour like \"#f00\" or \"#ff0000\"")
-        }
-        return color
-    }
-
-    private func style() throws(WireError) -> HeartStyle {
-        var style = HeartStyle()
-        style.fillColor = try color("fillColor")
-        style.strokeColor = try color("strokeColor")
-        if json["lineWidth"] != nil {
-            let width = try number("lineWidth", what: "lineWidth")
-            guard SceneRules.lineWidthRange ~= width else { throw invalid("lineWidth must be between 0 and 20") }
-            style.lineWidth = width
-        }
-        guard style.fillColor != nil || style.strokeColor != nil || style.lineWidth != nil else {
-            throw invalid("heart.setStyle needs at least one of fillColor, strokeColor, lineWidth")
-        }
-        return style
+    /// `-100` for -100.0, `0.5` for 0.5.
+    static func text(_ bound: Double) -> String {
+        bound == bound.rounded() && abs(bound) < 1e15 ? String(Int(bound)) : String(bound)
     }
 }

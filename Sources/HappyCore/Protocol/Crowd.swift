@@ -214,14 +214,20 @@ extension RoomEvent {
     public init?(json bytes: [UInt8]) {
         guard let json = try? JSONParser.parse(bytes, maxDepth: 64), let message = EventMessage(json: json),
               let name = EventName(rawValue: message.name) else { return nil }
-        let changes = message.changes.compactMap { change -> SceneChange? in
-            guard let path = ScenePath(rawValue: change.path), let from = SceneValue(json: change.from, at: path),
-                  let to = SceneValue(json: change.to, at: path) else { return nil }
-            return SceneChange(path: path, from: from, to: to)
-        }
+        let changes = message.changes.compactMap { SceneChange(wirePath: $0.path, from: $0.from, to: $0.to) }
         let votes = message.votes.map { VoteTally(forward: $0.forward, back: $0.back) }
         self.init(seq: message.seq, time: message.time, room: message.room, name: name, sender: message.sender,
                   changes: changes, state: message.state, votes: votes)
+    }
+}
+
+extension SceneChange {
+    /// A change as the wire writes it; nil when the path is not the scene's or a value is
+    /// not of that field's kind.
+    public init?(wirePath: String, from: JSONValue, to: JSONValue) {
+        guard let path = ScenePath(rawValue: wirePath), let before = SceneValue(json: from, at: path),
+              let after = SceneValue(json: to, at: path) else { return nil }
+        self.init(path: path, from: before, to: after)
     }
 }
 

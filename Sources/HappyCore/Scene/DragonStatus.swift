@@ -21,12 +21,12 @@ public struct DragonStatus: Sendable {
     /// The label after an event named `name` that left the dragon at `dragon`,
     /// or nil when it leaves the label as it was.
     public func after(_ name: EventName, dragon: Scene.Dragon) -> String? {
-        switch name {
-        case .forwardButtonClicked: return "forward, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
-        case .backButtonClicked: return "back, (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
-        case .didChangeHidden: return dragon.hidden ? "hide" : "show"
-        case .didReset: return initial
-        case .didChangeHappiness, .didChangeScale, .didChangeRate, .didChangeStyle: return nil
+        let spec = name.spec
+        switch spec.dragonLabel {
+        case .position?: return "\(spec.word), (x,y) = (\(Self.number(dragon.x)), \(Self.number(dragon.y)))"
+        case .visibility?: return dragon.hidden ? "hide" : "show"
+        case .initial?: return initial
+        case nil: return nil
         }
     }
 

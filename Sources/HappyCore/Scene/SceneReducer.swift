@@ -7,26 +7,6 @@ public enum AckResult: String, Sendable, CaseIterable {
     case counted
 }
 
-/// The delegate-style names events carry, as the seeds' delegates would see them.
-public enum EventName: String, Sendable, CaseIterable {
-    /// `face.setHappiness` and `face.nudgeHappiness`.
-    case didChangeHappiness = "faceView:didChangeHappiness:"
-    /// `face.setScale` and `face.pinch`.
-    case didChangeScale = "faceView:didChangeScale:"
-    /// `heart.setRate`.
-    case didChangeRate = "heartView:didChangeRate:"
-    /// `heart.setStyle`.
-    case didChangeStyle = "heartView:didChangeStyle:"
-    /// `dragon.forward`, also when the dragon did not move.
-    case forwardButtonClicked = "forwardButtonClicked:"
-    /// `dragon.back`, also when the dragon did not move.
-    case backButtonClicked = "backButtonClicked:"
-    /// `dragon.setHidden` and `dragon.toggleHidden`.
-    case didChangeHidden = "dragonView:didChangeHidden:"
-    /// `room.reset`.
-    case didReset = "room:didReset:"
-}
-
 /// The result of applying one action: the event to broadcast (if any), the
 /// field changes it carries, and the ack result.
 public struct Outcome: Equatable, Sendable {
@@ -72,33 +52,26 @@ public struct SceneReducer: Sendable {
         }
         let before = scene
         var clamped = false
-        let name: EventName
 
         switch action {
         case .setHappiness(let value):
             let target = clamp(value, to: Double(SceneRules.happinessRange.lowerBound)...Double(SceneRules.happinessRange.upperBound), clamped: &clamped)
             scene.face.happiness = Int(target)
-            name = .didChangeHappiness
         case .nudgeHappiness(let delta):
             // Past ±1000 every delta clamps alike; bounding it first keeps the sum from overflowing.
             let target = clamp(scene.face.happiness + min(1000, max(-1000, delta)), to: SceneRules.happinessRange,
                                clamped: &clamped)
             scene.face.happiness = target
-            name = .didChangeHappiness
         case .setScale(let value):
             scene.face.scale = clamp(value, to: rules.scaleMin...rules.scaleMax, clamped: &clamped)
-            name = .didChangeScale
         case .pinch(let factor):
             scene.face.scale = clamp(scene.face.scale * factor, to: rules.scaleMin...rules.scaleMax, clamped: &clamped)
-            name = .didChangeScale
         case .setRate(let value):
             scene.heart.rate = clamp(value, to: 0...1, clamped: &clamped)
-            name = .didChangeRate
         case .setStyle(let style):
             if let fill = style.fillColor { scene.heart.fillColor = fill }
             if let stroke = style.strokeColor { scene.heart.strokeColor = stroke }
             if let width = style.lineWidth { scene.heart.lineWidth = width == 0 ? 1 : width }
-            name = .didChangeStyle
         case .dragonForward, .dragonBack:
             // The seed's delegate is told of every press, moved or not.
             let geometry = rules.geometry
@@ -107,24 +80,20 @@ public struct SceneReducer: Sendable {
             let allowed = forward ? target < geometry.width - geometry.dragonSize : target > 0
             if allowed { scene.dragon.x = target }
             let changes = before.changes(to: scene)
-            return Outcome(eventName: forward ? .forwardButtonClicked : .backButtonClicked,
-                           changes: changes, result: allowed ? .applied : .blocked)
+            return Outcome(eventName: action.kind.spec.event, changes: changes, result: allowed ? .applied : .blocked)
         case .setHidden(let hidden):
             scene.dragon.hidden = hidden
-            name = .didChangeHidden
         case .toggleHidden:
             scene.dragon.hidden.toggle()
-            name = .didChangeHidden
         case .reset:
             scene = rules.defaults
-            name = .didReset
         }
 
         let changes = before.changes(to: scene)
         if changes.isEmpty {
             return Outcome(eventName: nil, changes: [], result: .unchanged)
         }
-        return Outcome(eventName: name, changes: changes, result: clamped ? .clamped : .applied)
+        return Outcome(eventName: action.kind.spec.event, changes: changes, result: clamped ? .clamped : .applied)
     }
 
     private func clamp<T: Comparable>(_ value: T, to range: ClosedRange<T>, clamped: inout Bool) -> T {

@@ -1,29 +1,23 @@
-import HappyCore
-
-/// Writes client messages (PROTOCOL.md section 4) as JSON text.
+/// Writes client messages (PROTOCOL.md section 4) as JSON text: what a client sends, the
+/// other side of `ClientMessageDecoder`.
 public enum IntentEncoder {
-    /// `{"type":"intent","id":…,"action":…, parameters…}`
+    /// `{"type":"intent","id":…,"action":…, parameters…}`: the action's parameters as its
+    /// entry in the table names them, in that order.
     public static func intent(_ action: Action, id: String?) -> String {
         var w = JSONWriter(capacity: 128)
         w.beginObject()
         w.key("type"); w.string("intent")
         if let id { w.key("id"); w.string(id) }
-        w.key("action"); w.string(action.wireName)
-        switch action {
-        case .setHappiness(let value), .setScale(let value), .setRate(let value):
-            w.key("value"); w.number(value)
-        case .nudgeHappiness(let delta):
-            w.key("delta"); w.int(delta)
-        case .pinch(let factor):
-            w.key("factor"); w.number(factor)
-        case .setStyle(let style):
-            if let fill = style.fillColor { w.key("fillColor"); w.string(fill.hex) }
-            if let stroke = style.strokeColor { w.key("strokeColor"); w.string(stroke.hex) }
-            if let width = style.lineWidth { w.key("lineWidth"); w.number(width) }
-        case .setHidden(let hidden):
-            w.key("value"); w.bool(hidden)
-        case .dragonForward, .dragonBack, .toggleHidden, .reset:
-            break
+        let spec = action.kind.spec
+        w.key("action"); w.string(spec.wireName)
+        for (parameter, value) in zip(spec.parameters, action.parameterValues) {
+            guard let value else { continue }
+            w.key(parameter.name)
+            switch value {
+            case .number(let number): w.number(number)
+            case .boolean(let flag): w.bool(flag)
+            case .color(let color): w.string(color.hex)
+            }
         }
         w.endObject()
         return w.text
