@@ -27,7 +27,7 @@ OWNED = {
         "commits": ("Commits/IntentTally.swift", "RoomCommitState", ["Commits/CommitCoordinator.swift"]),
         "streams": ("Frames/RoomStreams.swift", "RoomStreams", ["Frames/FrameStreams.swift"]),
         "pointers": ("Pointers/RoomPointers.swift", "RoomPointers", ["Pointers/PointerService.swift"]),
-        "crowd": ("Crowd/RoomCrowd.swift", "RoomCrowd", ["Crowd/CrowdDelivery.swift"]),
+        "crowd": ("Delivery/RoomCrowd.swift", "RoomCrowd", ["Delivery/CrowdDelivery.swift"]),
         "votes": ("Crowd/VoteCounter.swift", "RoomVotes", ["Crowd/VoteCounter.swift"]),
     },
 }

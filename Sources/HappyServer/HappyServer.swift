@@ -50,6 +50,7 @@ public final class HappyServer: @unchecked Sendable {
     let access: AccessControl
     let admission: IntentAdmission
     let responder: HTTPResponder
+    let replies: Replies
     let streams: FrameStreams
     let crowd: CrowdDelivery
     let delivery: IntentDelivery
@@ -145,21 +146,21 @@ public final class HappyServer: @unchecked Sendable {
                                     scheme: config.tls.isEnabled ? "https" : "http")
         let securityHeaders = SecurityHeaders(tls: config.tls.isEnabled)
         responder = HTTPResponder(security: securityHeaders, metrics: metrics, refusals: refusals)
+        replies = Replies(broadcaster: broadcaster, responder: responder, metrics: metrics)
         let producer = FrameProducer(renderer: FrameRenderer(art: art, geometry: rules.geometry), inbox: inbox,
                                      metrics: metrics, releaseFreeMemory: LWSProcess.releaseFreeMemory)
         streams = FrameStreams(producer: producer, config: config, responder: responder, timers: timers, metrics: metrics,
                                logger: logger, clock: clock)
         crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
-                              broadcaster: broadcaster, responder: responder, timers: timers, metrics: metrics,
+                              broadcaster: broadcaster, replies: replies, timers: timers, metrics: metrics,
                               logger: logger, clock: clock)
-        delivery = IntentDelivery(crowd: crowd, broadcaster: broadcaster, responder: responder, streams: streams,
-                                  metrics: metrics)
+        delivery = IntentDelivery(crowd: crowd, replies: replies, streams: streams, metrics: metrics)
         catchUp = RoomCatchUp(defaults: rules.defaults, crowd: crowd, broadcaster: broadcaster, streams: streams,
                               metrics: metrics, logger: logger)
         coordinator = CommitCoordinator(store: self.store, reducer: SceneReducer(rules: rules), publisher: delivery,
                                         catchUp: catchUp, webhooks: webhooks, clock: clock, metrics: metrics,
                                         logger: logger)
-        votes = VoteCounter(settings: config.crowd, coordinator: coordinator, crowd: crowd, timers: timers,
+        votes = VoteCounter(settings: config.crowd, coordinator: coordinator, replies: replies, timers: timers,
                             metrics: metrics, clock: clock)
         directory = RoomDirectory(config: config, labels: labels, store: self.store, coordinator: coordinator,
                                   webhooks: webhooks, clusterBus: clusterBus, clock: clock, metrics: metrics,

@@ -61,11 +61,11 @@ final class CommitCoordinator {
     func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget,
                 votes: VoteTally? = nil) {
         guard runtime.room != nil else {
-            return publisher.answer(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
+            return publisher.refuse(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
         }
         if let refusal = machine.refusal(intentID: intent.id) {
             metrics.countError(.unavailable)
-            return publisher.answer(reply, error: refusal)
+            return publisher.refuse(reply, error: refusal)
         }
         track(runtime, reply)
         runtime.markUsed()
@@ -163,7 +163,7 @@ final class CommitCoordinator {
         case .refuse(let intent, let error):
             settle(intent)
             metrics.countError(error.code)
-            publisher.answer(intent.reply, error: error)
+            publisher.refuse(intent.reply, error: error)
         case .rollback(let runtime):
             runtime.room?.rollback()
         case .catchUp(let runtime, let stored, let refusedBase, let reapply):

@@ -1,13 +1,5 @@
 import HappyCore
 
-/// Who gets the answer to an intent.
-enum ReplyTarget {
-    case connection(Connection)
-    case http(HTTPExchange)
-    /// The voters of a decided round of dragon votes (section 12).
-    case votes(VoteRound)
-}
-
 /// An intent applied to a room's working state, waiting for its record.
 struct PendingIntent {
     let runtime: RoomRuntime

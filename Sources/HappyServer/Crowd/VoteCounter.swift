@@ -1,21 +1,5 @@
 import HappyCore
 
-/// One voter of a round, answered when the round is decided.
-struct Voter {
-    let reply: ReplyTarget
-    /// The id of the voter's intent, for its ack.
-    let intentID: String?
-}
-
-/// The voters of one decided round: each gets an ack (or the error) for its own intent.
-final class VoteRound {
-    let voters: [Voter]
-
-    init(voters: [Voter]) {
-        self.voters = voters
-    }
-}
-
 /// One room's dragon votes of the current round (`crowd.dragon` `vote`):
 /// each voter's latest vote counts, and every vote is answered. Owned by `VoteCounter`.
 struct RoomVotes {
@@ -66,7 +50,7 @@ struct RoomVotes {
 final class VoteCounter {
     private var isOn: Bool
     private let coordinator: CommitCoordinator
-    private let crowd: CrowdDelivery
+    private let replies: Replies
     private let timers: any TimerScheduling
     private let metrics: Metrics
     private let clock: ServiceClock
@@ -74,11 +58,11 @@ final class VoteCounter {
     private var openRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var timerDue: Double?
 
-    init(settings: HappyConfig.CrowdSection, coordinator: CommitCoordinator, crowd: CrowdDelivery,
+    init(settings: HappyConfig.CrowdSection, coordinator: CommitCoordinator, replies: Replies,
          timers: any TimerScheduling, metrics: Metrics, clock: ServiceClock) {
         isOn = settings.dragon == .vote
         self.coordinator = coordinator
-        self.crowd = crowd
+        self.replies = replies
         self.timers = timers
         self.metrics = metrics
         self.clock = clock
@@ -152,7 +136,7 @@ final class VoteCounter {
         let round = VoteRound(voters: voters)
         guard tally.forward != tally.back else {
             // A tie moves nothing and sends nothing but the voters' acks.
-            return crowd.answerVoters(round, seq: 0, in: runtime)
+            return replies.answerVoters(round, seq: 0, in: runtime)
         }
         let action: Action = tally.forward > tally.back ? .dragonForward : .dragonBack
         coordinator.submit(Intent(action: action), in: runtime, sender: Participant(id: "", name: ""),

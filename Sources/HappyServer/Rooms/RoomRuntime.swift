@@ -38,6 +38,13 @@ final class RoomRuntime {
     var crowd: RoomCrowd
     /// The dragon votes of the current round. Owned by `VoteCounter`.
     var votes = RoomVotes()
+    /// Acks waiting for the room's next tick. Owned by `Replies`.
+    private var storedHeldReplies = HeldReplies()
+    var heldReplies: HeldReplies { storedHeldReplies }
+
+    func modify<R>(_ key: HeldReplies.Key, _ body: (inout HeldReplies) throws -> R) rethrows -> R {
+        try body(&storedHeldReplies)
+    }
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
     /// `delivery`: how its events reach its clients to begin with, `tickMs` its tick then.

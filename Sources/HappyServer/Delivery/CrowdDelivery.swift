@@ -1,10 +1,10 @@
 import HappyCore
 
-/// How a room's events, presence and acks reach its clients (PROTOCOL.md
+/// How a room's events and presence reach its clients (PROTOCOL.md
 /// sections 3 and 12). In `each` delivery every event is broadcast on its
 /// own; in `tick` delivery the events of one `crowd.tickMs` go out as one
-/// `tick`, encoded once for the room, and each ack after the tick that
-/// carries its event. With `crowd.mode` `auto` a room switches to ticks
+/// `tick`, encoded once for the room, and `Replies` sends the acks held for
+/// it once it is out. With `crowd.mode` `auto` a room switches to ticks
 /// while its load (events per second × clients) is above `tickAbove`, and
 /// back once it has stayed below half of that for 10 s. In a room of more
 /// than `presenceBatchAbove` clients joins and leaves go out in batches, at
@@ -24,7 +24,7 @@ final class CrowdDelivery {
         self.presenceBroadcastMax = presenceBroadcastMax
     }
     private let broadcaster: Broadcaster
-    private let responder: HTTPResponder
+    private let replies: Replies
     private let timers: any TimerScheduling
     private let metrics: Metrics
     private let logger: Logger
@@ -35,12 +35,12 @@ final class CrowdDelivery {
     private var tickingRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var timerDue: Double?
 
-    init(settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int, broadcaster: Broadcaster,
-         responder: HTTPResponder, timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+    init(settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int, broadcaster: Broadcaster, replies: Replies,
+         timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock) {
         self.settings = settings
         self.presenceBroadcastMax = presenceBroadcastMax
         self.broadcaster = broadcaster
-        self.responder = responder
+        self.replies = replies
         self.timers = timers
         self.metrics = metrics
         self.logger = logger
@@ -60,7 +60,7 @@ final class CrowdDelivery {
     /// The delivery a new room starts with.
     var initialMode: DeliveryMode { settings.mode == .tick ? .tick : .each }
 
-    // MARK: events and acks
+    // MARK: events
 
     /// A recorded event (here or on another node): broadcast now, or carried
     /// by the next tick. `event` is read only for a tick (another node's
@@ -72,36 +72,6 @@ final class CrowdDelivery {
         guard runtime.crowd.mode == .tick, let event = event() else { return broadcaster.broadcast(frame, in: runtime) }
         runtime.crowd.addToTick(event, room: runtime.name, after: event.seq - 1, state: event.state)
         due(runtime)
-    }
-
-    /// Each voter's ack of a decided round (`seq` 0 for a tie), after the tick that carries its event.
-    func answerVoters(_ round: VoteRound, seq: UInt64, in runtime: RoomRuntime) {
-        for voter in round.voters {
-            answer(voter.reply, ack: ServerMessageEncoder.ack(id: voter.intentID, seq: seq, result: .counted,
-                                                              headroom: OutboundFrame.headroom), in: runtime)
-        }
-    }
-
-    /// An intent's answer: at once, or after the tick that carries its event.
-    func answer(_ reply: ReplyTarget, ack: [UInt8], in runtime: RoomRuntime) {
-        let frame = OutboundFrame(encoded: ack)
-        if runtime.crowd.mode == .tick, runtime.crowd.tick.map({ !$0.isEmpty }) ?? false {
-            return runtime.crowd.hold(RoomCrowd.HeldAck(frame: frame, reply: reply))
-        }
-        send(frame, to: reply)
-    }
-
-    private func send(_ ack: OutboundFrame, to reply: ReplyTarget) {
-        switch reply {
-        case .connection(let connection):
-            // After its event, or the tick that carried it (the last entry of the log).
-            broadcaster.send(ack, to: connection)
-        case .http(let exchange):
-            responder.respond(exchange, status: 200, json: ack.payload)
-        case .votes(let round):
-            // Acks of a round go one by one (`answerVoters`), each with its intent's id.
-            for voter in round.voters { send(ack, to: voter.reply) }
-        }
     }
 
     // MARK: presence
@@ -176,8 +146,8 @@ final class CrowdDelivery {
         if earliest.isFinite { schedule(at: earliest) }
     }
 
-    private func send(_ pending: (tick: TickSummary?, presence: PresenceBatch?, acks: [RoomCrowd.HeldAck]),
-                      in runtime: RoomRuntime) {
+    /// The tick and the presence batch, then the acks held for them.
+    private func send(_ pending: (tick: TickSummary?, presence: PresenceBatch?), in runtime: RoomRuntime) {
         if var tick = pending.tick {
             tick.time = clock.wallMilliseconds()
             broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.tick(tick, headroom: OutboundFrame.headroom),
@@ -190,7 +160,7 @@ final class CrowdDelivery {
                                   in: runtime)
             metrics.presenceBatches += 1
         }
-        for ack in pending.acks { send(ack.frame, to: ack.reply) }
+        replies.tickSent(in: runtime)
     }
 
     // MARK: switching

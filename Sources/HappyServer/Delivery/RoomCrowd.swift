@@ -2,15 +2,9 @@ import HappyCore
 
 /// How a room reaches its clients (PROTOCOL.md section 12): its delivery
 /// mode and the load that decides it, and what waits for the next tick:
-/// events, joins and leaves, and the acks that must follow them. Owned by
-/// `CrowdDelivery`.
+/// events, joins and leaves (the acks that must follow them wait in
+/// `Replies`). Owned by `CrowdDelivery`.
 struct RoomCrowd {
-    /// An ack held until the tick that carries its event has gone out.
-    struct HeldAck {
-        let frame: OutboundFrame
-        let reply: ReplyTarget
-    }
-
     private(set) var mode: DeliveryMode
     /// The room's tick, as last announced (`crowd.tickMs`, or longer in a big room).
     private(set) var tickMs: Int
@@ -21,7 +15,6 @@ struct RoomCrowd {
     private(set) var tick: TickSummary?
     /// Joins and leaves not yet sent (a crowd room in each mode).
     private(set) var presence: PresenceBatch?
-    private(set) var heldAcks: [HeldAck] = []
     /// When the last tick or presence batch went out (monotonic seconds).
     private(set) var lastSentAt = -Double.infinity
 
@@ -31,6 +24,9 @@ struct RoomCrowd {
     }
 
     var hasPending: Bool { tick.map { !$0.isEmpty } ?? false || presence.map { !$0.isEmpty } ?? false }
+
+    /// A tick with something in it is on its way: an ack waits for it, to follow its event.
+    var hasTickPending: Bool { mode == .tick && tick.map { !$0.isEmpty } ?? false }
 
     /// What waits holds only counts of joins and leaves (no event, no name):
     /// news that can wait longer than a tick.
@@ -87,21 +83,16 @@ struct RoomCrowd {
         if tick == nil { tick = TickSummary(room: room, after: seq, state: state) }
     }
 
-    mutating func hold(_ ack: HeldAck) {
-        heldAcks.append(ack)
-    }
-
-    /// Takes what waits to go out at `now`: the tick, the presence batch, and the acks after them.
-    mutating func takePending(now: Double) -> (tick: TickSummary?, presence: PresenceBatch?, acks: [HeldAck]) {
+    /// Takes what waits to go out at `now`: the tick and the presence batch.
+    mutating func takePending(now: Double) -> (tick: TickSummary?, presence: PresenceBatch?) {
         defer {
             tick = nil
             presence = nil
-            heldAcks.removeAll()
             lastSentAt = now
         }
         let sentTick = tick.flatMap { $0.isEmpty ? nil : $0 }
         let sentPresence = presence.flatMap { $0.isEmpty ? nil : $0 }
-        return (sentTick, sentPresence, heldAcks)
+        return (sentTick, sentPresence)
     }
 }
 

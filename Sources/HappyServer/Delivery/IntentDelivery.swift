@@ -1,0 +1,38 @@
+import HappyCore
+
+/// Publishes what the commit path recorded: the event to the room's
+/// members (one by one, or in the next tick), the frame streams, then the
+/// sender's ack through `Replies`; and hands refusals to `Replies`.
+final class IntentDelivery {
+    private let crowd: CrowdDelivery
+    private let replies: Replies
+    private let streams: FrameStreams
+    private let metrics: Metrics
+
+    init(crowd: CrowdDelivery, replies: Replies, streams: FrameStreams, metrics: Metrics) {
+        self.crowd = crowd
+        self.replies = replies
+        self.streams = streams
+        self.metrics = metrics
+    }
+
+    /// A recorded intent (its event committed to the room): published, then the sender's ack.
+    func deliver(_ intent: PendingIntent) {
+        if let event = intent.applied.event, let frame = intent.frame {
+            metrics.events += 1
+            crowd.publish(frame, in: intent.runtime) { event }
+        }
+        replies.acknowledge(intent.reply, of: intent.intent, seq: intent.applied.ackSeq,
+                            result: intent.applied.outcome.result, in: intent.runtime)
+    }
+
+    /// The intents of one recorded batch, after each was delivered.
+    func batchDelivered(_ intents: [PendingIntent]) {
+        streams.refreshStreams(after: intents)
+    }
+
+    /// An intent that was not applied.
+    func refuse(_ reply: ReplyTarget, error: WireError) {
+        replies.refuse(reply, error: error)
+    }
+}
