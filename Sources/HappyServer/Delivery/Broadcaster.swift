@@ -105,6 +105,13 @@ final class Broadcaster {
 
     // MARK: queueing
 
+    /// A finished tick (its summary, as tick delivery built it), encoded
+    /// once and broadcast; a client that writes none of the ticks waiting
+    /// for it before the next comes gets one tick for all of them.
+    func broadcastTick(_ tick: TickSummary, in runtime: RoomRuntime) {
+        broadcast(OutboundFrame(tick: tick), in: runtime)
+    }
+
     /// Appends `frame` to the room's log and wakes its members.
     func broadcast(_ frame: OutboundFrame, in runtime: RoomRuntime) {
         let dropped = runtime.log.droppedDeliveries
@@ -296,7 +303,7 @@ final class Broadcaster {
         }
         guard behind else { return nil }
         let frame = runtime.log.element(at: cursor)
-        if frame.tick != nil, cursor + 1 < runtime.log.end, runtime.log.element(at: cursor + 1).tick != nil {
+        if frame.isTick, cursor + 1 < runtime.log.end, runtime.log.element(at: cursor + 1).isTick {
             return mergedTicks(of: connection, in: runtime, space: space)
         }
         guard frame.frameLength <= space else { return nil }
@@ -310,14 +317,13 @@ final class Broadcaster {
     /// extended, not duplicated), encoded for it alone.
     private func mergedTicks(of connection: Connection, in runtime: RoomRuntime, space: Int) -> OutboundFrame? {
         let first = connection.output.cursor
-        var summary = runtime.log.element(at: first).tick!.summary
+        guard var summary = runtime.log.element(at: first).tick else { return nil }
         var next = first + 1
         while next < runtime.log.end, let later = runtime.log.element(at: next).tick {
-            summary.append(later.summary)
+            summary.append(later)
             next += 1
         }
-        let frame = OutboundFrame(encoded: ServerMessageEncoder.tick(summary, headroom: OutboundFrame.headroom),
-                                  seq: summary.seq, tick: TickBox(summary))
+        let frame = OutboundFrame(tick: summary)
         guard frame.frameLength <= space else { return nil }
         for position in first..<next {
             runtime.log.passed(position)

@@ -150,8 +150,7 @@ final class CrowdDelivery {
     private func send(_ pending: (tick: TickSummary?, presence: PresenceBatch?), in runtime: RoomRuntime) {
         if var tick = pending.tick {
             tick.time = clock.wallMilliseconds()
-            broadcaster.broadcast(OutboundFrame(encoded: ServerMessageEncoder.tick(tick, headroom: OutboundFrame.headroom),
-                                                seq: tick.seq, tick: TickBox(tick)), in: runtime)
+            broadcaster.broadcastTick(tick, in: runtime)
             metrics.ticks += 1
         }
         if let batch = pending.presence {
@@ -223,15 +222,5 @@ final class CrowdDelivery {
     func forget(_ runtime: RoomRuntime) {
         dueRooms.removeValue(forKey: ObjectIdentifier(runtime))
         tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
-    }
-}
-
-/// A tick's summary kept with its frame, so that a client that has not
-/// written a tick when the next one comes gets one tick for both.
-final class TickBox {
-    let summary: TickSummary
-
-    init(_ summary: TickSummary) {
-        self.summary = summary
     }
 }

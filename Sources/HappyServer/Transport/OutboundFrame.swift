@@ -20,11 +20,12 @@ final class OutboundFrame {
     let seq: UInt64
 
     let isBinary: Bool
-    /// A tick's summary, kept to merge it with the next tick for a client that wrote neither yet.
-    let tick: TickBox?
+    /// A tick's summary, kept to merge it with the next tick for a client
+    /// that wrote neither yet (boxed: most frames are not ticks).
+    private let tickSummary: TickSummaryBox?
 
     /// `encoded` must carry `OutboundFrame.headroom` bytes before the payload.
-    init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false, tick: TickBox? = nil) {
+    init(encoded: [UInt8], seq: UInt64 = 0, binary: Bool = false) {
         precondition(encoded.count >= Self.headroom)
         count = encoded.count
         storage = .allocate(capacity: count)
@@ -32,9 +33,26 @@ final class OutboundFrame {
         payloadLength = count - Self.headroom
         self.seq = seq
         isBinary = binary
-        self.tick = tick
+        tickSummary = nil
         headerLength = Self.writeHeader(into: storage, payloadLength: payloadLength, opcode: binary ? 0x82 : 0x81)
     }
+
+    /// A `tick` message, encoded once, that keeps its summary.
+    init(tick: TickSummary) {
+        let encoded = ServerMessageEncoder.tick(tick, headroom: Self.headroom)
+        count = encoded.count
+        storage = .allocate(capacity: count)
+        storage.initialize(from: encoded, count: count)
+        payloadLength = count - Self.headroom
+        seq = tick.seq
+        isBinary = false
+        tickSummary = TickSummaryBox(tick)
+        headerLength = Self.writeHeader(into: storage, payloadLength: payloadLength, opcode: 0x81)
+    }
+
+    var isTick: Bool { tickSummary != nil }
+    /// The summary of a tick message; nil for any other.
+    var tick: TickSummary? { tickSummary?.summary }
 
     deinit {
         storage.deallocate()
@@ -85,5 +103,13 @@ final class OutboundFrame {
             }
             return 10
         }
+    }
+}
+
+private final class TickSummaryBox {
+    let summary: TickSummary
+
+    init(_ summary: TickSummary) {
+        self.summary = summary
     }
 }
