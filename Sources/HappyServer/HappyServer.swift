@@ -57,6 +57,7 @@ public final class HappyServer: @unchecked Sendable {
     let catchUp: RoomCatchUp
     let coordinator: CommitCoordinator
     let votes: VoteCounter
+    let router: IntentRouter
     let directory: RoomDirectory
     let cluster: ClusterLink
     let history: RoomHistory
@@ -162,6 +163,7 @@ public final class HappyServer: @unchecked Sendable {
                                         logger: logger)
         votes = VoteCounter(settings: config.crowd, coordinator: coordinator, replies: replies, timers: timers,
                             metrics: metrics, clock: clock)
+        router = IntentRouter(votes: votes, coordinator: coordinator)
         directory = RoomDirectory(config: config, labels: labels, store: self.store, coordinator: coordinator,
                                   webhooks: webhooks, clusterBus: clusterBus, clock: clock, metrics: metrics,
                                   logger: logger)
@@ -169,7 +171,7 @@ public final class HappyServer: @unchecked Sendable {
                               catchUp: catchUp, store: self.store, crowd: crowd, logger: logger)
         history = RoomHistory(store: self.store, labels: labels, defaults: rules.defaults)
         pointers = PointerService(limits: limits, broadcaster: broadcaster, timers: timers, metrics: metrics, clock: clock)
-        intake = MessageIntake(admission: admission, votes: votes, broadcaster: broadcaster, pointers: pointers,
+        intake = MessageIntake(admission: admission, router: router, broadcaster: broadcaster, pointers: pointers,
                                metrics: metrics, logger: logger, clock: clock)
         registry = ConnectionRegistry(config: config, directory: directory, access: access, intake: intake,
                                       broadcaster: broadcaster, crowd: crowd, webhooks: webhooks, pointers: pointers,
@@ -179,7 +181,7 @@ public final class HappyServer: @unchecked Sendable {
         addressLimits = AddressLimits(cap: limits.maxConnectionsPerAddress, trustedProxies: config.proxies,
                                       metrics: metrics, refusals: refusals)
         api = APIRoutes(config: config, directory: directory, roomAccess: roomAccess, admission: admission,
-                        votes: votes, history: history, responder: responder, metrics: metrics, clock: clock)
+                        router: router, history: history, responder: responder, metrics: metrics, clock: clock)
         operatorGate = OperatorGate(access: access, check: OperatorRequestCheck(config: config), responder: responder)
         operators = OperatorRoutes(directory: directory, gate: operatorGate, headers: securityHeaders,
                                    broadcaster: broadcaster, coordinator: coordinator, store: self.store,

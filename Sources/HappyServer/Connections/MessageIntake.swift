@@ -4,10 +4,10 @@ import HappyLWS
 /// What a WebSocket client sends: messages reassembled from fragments and
 /// size-checked, held back until the welcome, rate-limited, decoded, and
 /// handed on (pings answered, pointers to the pointer service, intents
-/// through the admission check to the commit coordinator).
+/// through the admission check to the intent router).
 final class MessageIntake {
     private let admission: IntentAdmission
-    private let votes: VoteCounter
+    private let router: IntentRouter
     private let broadcaster: Broadcaster
     private let pointers: PointerService
     private let metrics: Metrics
@@ -15,10 +15,10 @@ final class MessageIntake {
     private let clock: ServiceClock
     private let intakeKey = IntakeState.Key()
 
-    init(admission: IntentAdmission, votes: VoteCounter, broadcaster: Broadcaster, pointers: PointerService,
+    init(admission: IntentAdmission, router: IntentRouter, broadcaster: Broadcaster, pointers: PointerService,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
         self.admission = admission
-        self.votes = votes
+        self.router = router
         self.broadcaster = broadcaster
         self.pointers = pointers
         self.metrics = metrics
@@ -131,7 +131,7 @@ final class MessageIntake {
                 return answerRefusal(refusal, to: connection, now: now)
             }
             guard let runtime = connection.room else { return }
-            votes.submit(intent, in: runtime, sender: connection.participant, reply: .connection(connection),
+            router.route(intent, in: runtime, sender: connection.participant, reply: .connection(connection),
                          voterKey: connection.participant.id)
         case .success(.ping(let id)):
             guard connection.modify(intakeKey, { $0.takeToken(now: now) }) else {

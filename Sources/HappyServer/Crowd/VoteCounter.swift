@@ -44,8 +44,8 @@ struct RoomVotes {
 /// Dragon votes (PROTOCOL.md section 12): with `crowd.dragon` `vote`,
 /// `dragon.forward` and `dragon.back` intents received during one tick are
 /// counted, and at its end one event applies the majority (a tie moves
-/// nothing); every voter's ack says `counted`. Every other intent goes to
-/// the commit coordinator as it is. In a cluster each node counts its own
+/// nothing); every voter's ack says `counted`. `IntentRouter` sends every
+/// other intent to the commit coordinator. In a cluster each node counts its own
 /// clients' votes and commits at most one dragon event per tick.
 final class VoteCounter {
     private var isOn: Bool
@@ -73,12 +73,15 @@ final class VoteCounter {
         isOn = settings.dragon == .vote
     }
 
-    /// An admitted intent: counted when it is a dragon vote, else applied.
+    /// Whether `intent` is a dragon vote to count: votes are on and the room is loaded.
+    func counts(_ intent: Intent, in runtime: RoomRuntime) -> Bool {
+        isOn && runtime.room != nil && Self.direction(of: intent.action) != nil
+    }
+
+    /// Counts an admitted dragon vote (`counts` said so); its ack waits for the round's end.
     /// `voterKey` names the voter (its connection, or its address over HTTP).
-    func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget, voterKey: String) {
-        guard isOn, runtime.room != nil, let forward = Self.direction(of: intent.action) else {
-            return coordinator.submit(intent, in: runtime, sender: sender, reply: reply)
-        }
+    func cast(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget, voterKey: String) {
+        guard let forward = Self.direction(of: intent.action) else { return }
         metrics.votes += 1
         let now = clock.now()
         runtime.votes.cast(forward: forward, voter: Voter(reply: reply, intentID: intent.id), key: voterKey,

@@ -11,7 +11,7 @@ final class APIRoutes {
     private let directory: RoomDirectory
     private let roomAccess: RoomAccess
     private let admission: IntentAdmission
-    private let votes: VoteCounter
+    private let router: IntentRouter
     private let history: RoomHistory
     private let responder: HTTPResponder
     private let metrics: Metrics
@@ -20,12 +20,12 @@ final class APIRoutes {
     private var intentLimits: [String: HTTPRateLimit] = [:]
 
     init(config: HappyConfig, directory: RoomDirectory, roomAccess: RoomAccess, admission: IntentAdmission,
-         votes: VoteCounter, history: RoomHistory, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock) {
+         router: IntentRouter, history: RoomHistory, responder: HTTPResponder, metrics: Metrics, clock: ServiceClock) {
         self.config = config
         self.directory = directory
         self.roomAccess = roomAccess
         self.admission = admission
-        self.votes = votes
+        self.router = router
         self.history = history
         self.responder = responder
         self.metrics = metrics
@@ -153,7 +153,7 @@ final class APIRoutes {
                         "too many new rooms from \(address): \(config.limits.roomsPerAddress) a minute; try again in \(wait) s"),
                         headers: [("Retry-After", "\(wait)")])
                 }
-                votes.submit(intent, in: runtime, sender: sender, reply: .http(request.exchange),
+                router.route(intent, in: runtime, sender: sender, reply: .http(request.exchange),
                              voterKey: "http \(address)")
             }
         }
