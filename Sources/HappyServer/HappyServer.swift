@@ -155,9 +155,9 @@ public final class HappyServer: @unchecked Sendable {
         crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
                               broadcaster: broadcaster, replies: replies, timers: timers, metrics: metrics,
                               logger: logger, clock: clock)
-        delivery = IntentDelivery(crowd: crowd, replies: replies, streams: streams, metrics: metrics)
-        catchUp = RoomCatchUp(defaults: rules.defaults, crowd: crowd, broadcaster: broadcaster, streams: streams,
-                              metrics: metrics, logger: logger)
+        delivery = IntentDelivery(crowd: crowd, replies: replies, broadcaster: broadcaster, streams: streams,
+                                  metrics: metrics)
+        catchUp = RoomCatchUp(defaults: rules.defaults, delivery: delivery, metrics: metrics, logger: logger)
         coordinator = CommitCoordinator(store: self.store, reducer: SceneReducer(rules: rules), publisher: delivery,
                                         catchUp: catchUp, webhooks: webhooks, clock: clock, metrics: metrics,
                                         logger: logger)
@@ -168,7 +168,7 @@ public final class HappyServer: @unchecked Sendable {
                                   webhooks: webhooks, clusterBus: clusterBus, clock: clock, metrics: metrics,
                                   logger: logger)
         cluster = ClusterLink(bus: clusterBus, inbox: inbox, directory: directory, coordinator: coordinator,
-                              catchUp: catchUp, store: self.store, crowd: crowd, logger: logger)
+                              store: self.store, crowd: crowd, logger: logger)
         history = RoomHistory(store: self.store, labels: labels, defaults: rules.defaults)
         pointers = PointerService(limits: limits, broadcaster: broadcaster, timers: timers, metrics: metrics, clock: clock)
         intake = MessageIntake(admission: admission, router: router, broadcaster: broadcaster, pointers: pointers,

@@ -12,20 +12,20 @@ final class CrowdTests: XCTestCase {
         Room(name: "lobby", epoch: "e1", snapshot: RoomSnapshot(seq: 0, scene: .standard), historyCapacity: 10)
     }
 
-    private func event(_ action: Action, in room: Room<String>, by sender: Participant, votes: VoteTally? = nil) -> RoomEvent {
+    private func event(_ action: Action, in room: inout Room<String>, by sender: Participant, votes: VoteTally? = nil) -> RoomEvent {
         let event = room.apply(action, sender: sender, time: 1000, reducer: reducer, votes: votes).event!
         room.commit(event, historyElement: "")
         return event
     }
 
     func testATickCountsNamesKeepsRecentSendersAndNetsItsChanges() {
-        let room = room()
+        var room = room()
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
         XCTAssertTrue(tick.isEmpty)
-        tick.add(event(.dragonForward, in: room, by: alice))
-        tick.add(event(.setHappiness(60), in: room, by: bob))
-        tick.add(event(.setHappiness(50), in: room, by: alice))
-        tick.add(event(.dragonForward, in: room, by: bob))
+        tick.add(event(.dragonForward, in: &room, by: alice))
+        tick.add(event(.setHappiness(60), in: &room, by: bob))
+        tick.add(event(.setHappiness(50), in: &room, by: alice))
+        tick.add(event(.dragonForward, in: &room, by: bob))
         XCTAssertEqual(tick.from, 1)
         XCTAssertEqual(tick.seq, 4)
         XCTAssertEqual(tick.eventCount, 4)
@@ -40,20 +40,20 @@ final class CrowdTests: XCTestCase {
     }
 
     func testSendersStopAtEightButAllAreCounted() {
-        let room = room()
+        var room = room()
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
-        for index in 0..<12 { tick.add(event(.nudgeHappiness(1), in: room, by: Participant(id: "c\(index)", name: "p\(index)"))) }
+        for index in 0..<12 { tick.add(event(.nudgeHappiness(1), in: &room, by: Participant(id: "c\(index)", name: "p\(index)"))) }
         XCTAssertEqual(tick.senders.count, TickSummary.senderLimit)
         XCTAssertEqual(tick.senders.first?.name, "p11")
         XCTAssertEqual(tick.senderCount, 12)
     }
 
     func testATickFollowedByTheNextIsOneTickForBoth() {
-        let room = room()
+        var room = room()
         var first = TickSummary(room: "lobby", after: 0, state: .standard)
-        first.add(event(.setHappiness(70), in: room, by: alice))
+        first.add(event(.setHappiness(70), in: &room, by: alice))
         var second = TickSummary(room: "lobby", after: 1, state: room.committed.scene)
-        second.add(event(.setHappiness(50), in: room, by: bob))
+        second.add(event(.setHappiness(50), in: &room, by: bob))
         second.presence = PresenceBatch(count: 3, joined: [bob], joinedCount: 1)
         first.append(second)
         XCTAssertEqual(first.from, 1)
@@ -65,9 +65,9 @@ final class CrowdTests: XCTestCase {
     }
 
     func testVotedEventsSumTheirVotesAndNameTheirVoters() {
-        let room = room()
+        var room = room()
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
-        tick.add(event(.dragonForward, in: room, by: Participant(id: "", name: ""),
+        tick.add(event(.dragonForward, in: &room, by: Participant(id: "", name: ""),
                        votes: VoteTally(forward: 41, back: 19, voters: [alice, bob],
                                          voterIDs: Set(["c1", "c2"] + (3...60).map { "c\($0)" }))))
         XCTAssertEqual(tick.votes?.forward, 41)
@@ -77,15 +77,15 @@ final class CrowdTests: XCTestCase {
     }
 
     func testAVoterInTwoRoundsAndAnEventOfItsOwnIsOneSender() {
-        let room = room()
+        var room = room()
         let carol = Participant(id: "c3", name: "carol")
         let nobody = Participant(id: "", name: "")
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
-        tick.add(event(.dragonForward, in: room, by: nobody,
+        tick.add(event(.dragonForward, in: &room, by: nobody,
                        votes: VoteTally(forward: 2, back: 0, voters: [alice, bob], voterIDs: ["c1", "c2"])))
-        tick.add(event(.setHappiness(70), in: room, by: alice))
+        tick.add(event(.setHappiness(70), in: &room, by: alice))
         var later = TickSummary(room: "lobby", after: 2, state: room.committed.scene)
-        later.add(event(.dragonBack, in: room, by: nobody,
+        later.add(event(.dragonBack, in: &room, by: nobody,
                         votes: VoteTally(forward: 0, back: 2, voters: [carol, bob], voterIDs: ["c2", "c3"])))
         tick.append(later)
         XCTAssertEqual(tick.senderCount, 3, "alice, bob and carol, however often each sent")
@@ -104,9 +104,9 @@ final class CrowdTests: XCTestCase {
     }
 
     func testTicksAndBatchesDecodeAsTheyWereEncoded() throws {
-        let room = room()
+        var room = room()
         var tick = TickSummary(room: "lobby", after: 0, state: .standard)
-        tick.add(event(.dragonForward, in: room, by: alice))
+        tick.add(event(.dragonForward, in: &room, by: alice))
         tick.time = 1_764_460_000_456
         tick.presence = PresenceBatch(count: 5234, joined: [bob], left: [], joinedCount: 120, leftCount: 33)
         let text = String(decoding: ServerMessageEncoder.tick(tick), as: UTF8.self)
@@ -130,8 +130,8 @@ final class CrowdTests: XCTestCase {
     }
 
     func testAVotedEventHasNoSenderAndCarriesItsVotes() throws {
-        let room = room()
-        let voted = event(.dragonBack, in: room, by: Participant(id: "", name: ""), votes: VoteTally(forward: 3, back: 5))
+        var room = room()
+        let voted = event(.dragonBack, in: &room, by: Participant(id: "", name: ""), votes: VoteTally(forward: 3, back: 5))
         let text = String(decoding: ServerMessageEncoder.event(voted), as: UTF8.self)
         XCTAssertTrue(text.contains(#""sender":null"#), text)
         XCTAssertTrue(text.contains(#""votes":{"forward":3,"back":5}"#), text)

@@ -9,7 +9,7 @@ final class RoomTests: XCTestCase {
         Room(name: "lobby", epoch: "ep1", snapshot: RoomSnapshot(seq: seq, scene: .standard), historyCapacity: history)
     }
 
-    private func apply(_ action: Action, to room: Room<String>, time: Int64 = 1000) -> AppliedIntent {
+    private func apply(_ action: Action, to room: inout Room<String>, time: Int64 = 1000) -> AppliedIntent {
         room.apply(action, sender: alice, time: time, reducer: reducer)
     }
 
@@ -25,8 +25,8 @@ final class RoomTests: XCTestCase {
     }
 
     func testApplyAdvancesWorkingButNotCommitted() throws {
-        let room = makeRoom()
-        let applied = apply(.setHappiness(80), to: room, time: 1234)
+        var room = makeRoom()
+        let applied = apply(.setHappiness(80), to: &room, time: 1234)
         let event = try XCTUnwrap(applied.event)
         XCTAssertEqual(applied.ackSeq, 6)
         XCTAssertEqual(applied.outcome.result, .applied)
@@ -44,8 +44,8 @@ final class RoomTests: XCTestCase {
     }
 
     func testApplyThatChangesNothingHasNoEventAndAcksTheCurrentSeq() {
-        let room = makeRoom()
-        let applied = apply(.setHappiness(50), to: room)
+        var room = makeRoom()
+        let applied = apply(.setHappiness(50), to: &room)
         XCTAssertNil(applied.event)
         XCTAssertEqual(applied.ackSeq, 5)
         XCTAssertEqual(applied.outcome.result, .unchanged)
@@ -54,8 +54,8 @@ final class RoomTests: XCTestCase {
     }
 
     func testBlockedDragonPressIsStillANumberedEvent() throws {
-        let room = makeRoom()
-        let applied = apply(.dragonBack, to: room)
+        var room = makeRoom()
+        let applied = apply(.dragonBack, to: &room)
         let event = try XCTUnwrap(applied.event)
         XCTAssertEqual(event.seq, 6)
         XCTAssertEqual(event.name, .backButtonClicked)
@@ -66,9 +66,9 @@ final class RoomTests: XCTestCase {
     }
 
     func testWorkingStateRunsAheadAcrossSeveralApplies() throws {
-        let room = makeRoom()
-        let first = try XCTUnwrap(apply(.setHappiness(80), to: room).event)
-        let second = try XCTUnwrap(apply(.nudgeHappiness(10), to: room).event)
+        var room = makeRoom()
+        let first = try XCTUnwrap(apply(.setHappiness(80), to: &room).event)
+        let second = try XCTUnwrap(apply(.nudgeHappiness(10), to: &room).event)
         XCTAssertEqual(first.seq, 6)
         XCTAssertEqual(second.seq, 7)
         XCTAssertEqual(second.changes.first, SceneChange(path: .faceHappiness, from: .integer(80), to: .integer(90)))
@@ -77,9 +77,9 @@ final class RoomTests: XCTestCase {
     }
 
     func testCommitMovesCommittedAndRecordsHistory() throws {
-        let room = makeRoom()
-        let first = try XCTUnwrap(apply(.setHappiness(80), to: room).event)
-        let second = try XCTUnwrap(apply(.dragonForward, to: room).event)
+        var room = makeRoom()
+        let first = try XCTUnwrap(apply(.setHappiness(80), to: &room).event)
+        let second = try XCTUnwrap(apply(.dragonForward, to: &room).event)
         room.commit(first, historyElement: "json6")
         XCTAssertEqual(room.committed, RoomSnapshot(seq: 6, scene: first.state))
         XCTAssertEqual(room.working.seq, 7)
@@ -92,11 +92,11 @@ final class RoomTests: XCTestCase {
     }
 
     func testRollbackRestoresWorkingToCommitted() throws {
-        let room = makeRoom()
-        let first = try XCTUnwrap(apply(.setHappiness(80), to: room).event)
+        var room = makeRoom()
+        let first = try XCTUnwrap(apply(.setHappiness(80), to: &room).event)
         room.commit(first, historyElement: "json6")
-        _ = apply(.setRate(1), to: room)
-        _ = apply(.toggleHidden, to: room)
+        _ = apply(.setRate(1), to: &room)
+        _ = apply(.toggleHidden, to: &room)
         XCTAssertEqual(room.working.seq, 8)
         room.rollback()
         XCTAssertEqual(room.working, room.committed)
@@ -108,18 +108,18 @@ final class RoomTests: XCTestCase {
     }
 
     func testSeqIsReusedAfterARollback() throws {
-        let room = makeRoom()
-        let lost = try XCTUnwrap(apply(.setRate(0), to: room).event)
+        var room = makeRoom()
+        let lost = try XCTUnwrap(apply(.setRate(0), to: &room).event)
         room.rollback()
-        let retried = try XCTUnwrap(apply(.setRate(1), to: room).event)
+        let retried = try XCTUnwrap(apply(.setRate(1), to: &room).event)
         XCTAssertEqual(lost.seq, 6)
         XCTAssertEqual(retried.seq, 6)
         XCTAssertEqual(retried.changes, [SceneChange(path: .heartRate, from: .number(0.5), to: .number(1))])
     }
 
     func testReplaceKeepsHistoryForTheSameEpochGoingForward() throws {
-        let room = makeRoom()
-        let event = try XCTUnwrap(apply(.setHappiness(80), to: room).event)
+        var room = makeRoom()
+        let event = try XCTUnwrap(apply(.setHappiness(80), to: &room).event)
         room.commit(event, historyElement: "json6")
         var newer = Scene.standard
         newer.dragon.x = 40
@@ -131,13 +131,13 @@ final class RoomTests: XCTestCase {
     }
 
     func testReplaceWithAnotherEpochOrAnOlderSeqClearsHistory() throws {
-        let room = makeRoom()
-        room.commit(try XCTUnwrap(apply(.setHappiness(80), to: room).event), historyElement: "json6")
+        var room = makeRoom()
+        room.commit(try XCTUnwrap(apply(.setHappiness(80), to: &room).event), historyElement: "json6")
         room.replace(epoch: "ep2", snapshot: RoomSnapshot(seq: 1, scene: .standard))
         XCTAssertEqual(room.epoch, "ep2")
         XCTAssertEqual(room.history.count, 0)
 
-        room.commit(try XCTUnwrap(apply(.setHappiness(10), to: room).event), historyElement: "json2")
+        room.commit(try XCTUnwrap(apply(.setHappiness(10), to: &room).event), historyElement: "json2")
         XCTAssertEqual(room.history.count, 1)
         room.replace(epoch: "ep2", snapshot: RoomSnapshot(seq: 1, scene: .standard))
         XCTAssertEqual(room.history.count, 0)
@@ -145,9 +145,9 @@ final class RoomTests: XCTestCase {
     }
 
     func testHistoryCapacityComesFromTheRoom() throws {
-        let room = makeRoom(seq: 0, history: 2)
+        var room = makeRoom(seq: 0, history: 2)
         for value in [10.0, 20, 30] {
-            room.commit(try XCTUnwrap(apply(.setHappiness(value), to: room).event), historyElement: "h\(Int(value))")
+            room.commit(try XCTUnwrap(apply(.setHappiness(value), to: &room).event), historyElement: "h\(Int(value))")
         }
         XCTAssertEqual(room.history.all.map(\.element), ["h20", "h30"])
         XCTAssertEqual(room.committed.seq, 3)
@@ -156,23 +156,23 @@ final class RoomTests: XCTestCase {
     // MARK: the dragon label
 
     func testTheLabelFollowsCommittedDragonEventsOnly() throws {
-        let room = Room<String>(name: "lobby", epoch: "ep1", snapshot: RoomSnapshot(seq: 0, scene: .standard),
+        var room = Room<String>(name: "lobby", epoch: "ep1", snapshot: RoomSnapshot(seq: 0, scene: .standard),
                                 historyCapacity: 10, labels: DragonStatus(initial: "ready"))
         XCTAssertEqual(room.dragonStatus, "ready")
-        let forward = try XCTUnwrap(apply(.dragonForward, to: room).event)
+        let forward = try XCTUnwrap(apply(.dragonForward, to: &room).event)
         XCTAssertEqual(room.dragonStatus, "ready", "applied is not committed")
         room.commit(forward, historyElement: "e1")
         XCTAssertEqual(room.dragonStatus, "forward, (x,y) = (20, 10)")
-        let happy = try XCTUnwrap(apply(.setHappiness(20), to: room).event)
+        let happy = try XCTUnwrap(apply(.setHappiness(20), to: &room).event)
         room.commit(happy, historyElement: "e2")
         XCTAssertEqual(room.dragonStatus, "forward, (x,y) = (20, 10)", "other events leave it")
-        let reset = try XCTUnwrap(apply(.reset, to: room).event)
+        let reset = try XCTUnwrap(apply(.reset, to: &room).event)
         room.commit(reset, historyElement: "e3")
         XCTAssertEqual(room.dragonStatus, "ready")
     }
 
     func testCatchingUpAndReplacingSetTheLabelGiven() {
-        let room = makeRoom()
+        var room = makeRoom()
         room.catchUp(to: RoomSnapshot(seq: 6, scene: .standard), events: [(6, "e6")])
         XCTAssertEqual(room.dragonStatus, DragonStatus.seedInitial, "nil keeps the label")
         room.catchUp(to: RoomSnapshot(seq: 7, scene: .standard), events: [(7, "e7")], dragonStatus: "hide")

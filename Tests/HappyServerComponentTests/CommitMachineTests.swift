@@ -10,6 +10,8 @@ final class CommitMachineTests: XCTestCase {
     private let reducer = SceneReducer(rules: SceneRules())
     private let diskFull = StoreError(.io, "disk full")
     private let noAnswer = StoreError(.inDoubt, "timed out after sending")
+    /// Each room's working state, run ahead here as the commit path would run the room's own.
+    private var working: [String: Room<OutboundFrame>] = [:]
 
     // MARK: helpers
 
@@ -24,7 +26,8 @@ final class CommitMachineTests: XCTestCase {
     /// `action` applied to the room's working state, answered over HTTP.
     private func applied(_ action: Action, in runtime: RoomRuntime, id: String? = nil) -> PendingIntent {
         let sender = Participant(id: "c1", name: "alice")
-        let outcome = runtime.room!.apply(action, sender: sender, time: 1_000, reducer: reducer)
+        if working[runtime.name] == nil { working[runtime.name] = runtime.room }
+        let outcome = working[runtime.name]!.apply(action, sender: sender, time: 1_000, reducer: reducer)
         let frame = outcome.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }

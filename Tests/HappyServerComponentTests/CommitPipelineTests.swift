@@ -6,6 +6,8 @@ import XCTest
 /// creations, serials, and taking back what was not sent.
 final class CommitPipelineTests: XCTestCase {
     private let reducer = SceneReducer(rules: SceneRules())
+    /// Each room's working state, run ahead here as the commit path would run the room's own.
+    private var working: [String: Room<OutboundFrame>] = [:]
 
     private func room(_ name: String, seq: UInt64 = 0) -> RoomRuntime {
         let runtime = RoomRuntime(name: name, now: 0, logBytes: 1 << 20)
@@ -16,7 +18,8 @@ final class CommitPipelineTests: XCTestCase {
 
     private func pending(_ action: Action, in runtime: RoomRuntime, id: String) -> PendingIntent {
         let sender = Participant(id: "c1", name: "alice")
-        let applied = runtime.room!.apply(action, sender: sender, time: 0, reducer: reducer)
+        if working[runtime.name] == nil { working[runtime.name] = runtime.room }
+        let applied = working[runtime.name]!.apply(action, sender: sender, time: 0, reducer: reducer)
         let frame = applied.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }

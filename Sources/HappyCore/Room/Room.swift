@@ -26,8 +26,9 @@ public struct AppliedIntent: Sendable {
 /// ahead while changes are being recorded, and the *committed* state that
 /// readers see. A failed write rolls the working state back, so nothing that
 /// was not recorded is ever shown or acknowledged. The dragon panel's status
-/// label follows the committed events here, and nowhere else.
-public final class Room<HistoryElement> {
+/// label follows the committed events here, and nowhere else. A value: its
+/// holder decides who may change it.
+public struct Room<HistoryElement> {
     /// The room's name.
     public let name: String
     /// The room's epoch; only `replace` changes it.
@@ -65,7 +66,7 @@ public final class Room<HistoryElement> {
 
     /// Applies `action` to the working state. An event gets the next seq.
     /// `votes`: the votes a crowd's voted event carries (section 12).
-    public func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer,
+    public mutating func apply(_ action: Action, sender: Participant, time: Int64, reducer: SceneReducer,
                       votes: VoteTally? = nil) -> AppliedIntent {
         var scene = working.scene
         let outcome = reducer.apply(action, to: &scene)
@@ -79,7 +80,7 @@ public final class Room<HistoryElement> {
     }
 
     /// Marks everything up to `event` as recorded.
-    public func commit(_ event: RoomEvent, historyElement: HistoryElement) {
+    public mutating func commit(_ event: RoomEvent, historyElement: HistoryElement) {
         committed = RoomSnapshot(seq: event.seq, scene: event.state)
         history.append(seq: event.seq, historyElement)
         if let text = labels.after(event.name, dragon: event.state.dragon) { dragonStatus = text }
@@ -87,19 +88,19 @@ public final class Room<HistoryElement> {
     }
 
     /// The time of the last event when it was recorded elsewhere (another node, the store).
-    public func noteLastEvent(at time: Int64) {
+    public mutating func noteLastEvent(at time: Int64) {
         lastEventTime = time
     }
 
     /// Forgets working changes that could not be recorded.
-    public func rollback() {
+    public mutating func rollback() {
         working = committed
     }
 
     /// Takes events recorded elsewhere (another node) that follow the
     /// committed state directly, ending at `snapshot`. Working changes are
     /// dropped. `dragonStatus`: the label after them (nil: unchanged).
-    public func catchUp(to snapshot: RoomSnapshot, events: [(seq: UInt64, element: HistoryElement)],
+    public mutating func catchUp(to snapshot: RoomSnapshot, events: [(seq: UInt64, element: HistoryElement)],
                         dragonStatus: String? = nil) {
         for event in events { history.append(seq: event.seq, event.element) }
         committed = snapshot
@@ -109,7 +110,7 @@ public final class Room<HistoryElement> {
 
     /// Replaces the whole state (a newer version read from a shared store),
     /// with the recorded events it holds and the label after them.
-    public func replace(epoch: String, snapshot: RoomSnapshot, history events: [(seq: UInt64, element: HistoryElement)] = [],
+    public mutating func replace(epoch: String, snapshot: RoomSnapshot, history events: [(seq: UInt64, element: HistoryElement)] = [],
                         dragonStatus: String? = nil) {
         if epoch != self.epoch || snapshot.seq < committed.seq { history.removeAll() }
         self.epoch = epoch

@@ -13,6 +13,8 @@ final class CommitCoordinator {
     private let reducer: SceneReducer
     private let publisher: IntentDelivery
     private let catchUp: RoomCatchUp
+    /// The rooms' state is the commit path's: only this file changes it.
+    private let roomKey = Room<OutboundFrame>.Key()
     private let clock: ServiceClock
     private let metrics: Metrics
     private let logger: Logger
@@ -67,9 +69,9 @@ final class CommitCoordinator {
             metrics.countError(.unavailable)
             return publisher.refuse(reply, error: refusal)
         }
+        guard let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes) else { return }
         track(runtime, reply)
         runtime.markUsed()
-        let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes)
         // A room only read so far is recorded with its first change, ahead of it in the batch.
         if pending.applied.event != nil, let creation = runtime.takeUnrecordedCreation() {
             recordCreation(creation, of: runtime)
@@ -98,11 +100,35 @@ final class CommitCoordinator {
         perform([.flush])
     }
 
-    /// Runs the reducer on the room's working state and encodes the event once.
+    /// Brings a room to what the shared store holds (another node's events,
+    /// or the room read again). A room only read here so far follows
+    /// nothing until someone records it, then follows that.
+    func follow(_ runtime: RoomRuntime, to stored: StoredRoom?) {
+        if runtime.isUnrecorded {
+            guard stored != nil else { return }
+            runtime.dropUnrecordedCreation()
+        }
+        advance(runtime, to: stored, refusedBase: nil)
+    }
+
+    /// `RoomCatchUp` moves the room to `stored`, then its clients hear of it;
+    /// a room the store lost is created again.
+    private func advance(_ runtime: RoomRuntime, to stored: StoredRoom?, refusedBase: UInt64?) {
+        guard let outcome = runtime.modify(roomKey, { catchUp.advance(&$0, to: stored, refusedBase: refusedBase) })
+        else { return }
+        if let creation = catchUp.announce(outcome, in: runtime) {
+            recordCreation(creation, of: runtime)
+        }
+    }
+
+    /// Runs the reducer on the room's working state and encodes the event
+    /// once; nil when the room is not loaded.
     private func apply(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget,
-                       votes: VoteTally?) -> PendingIntent {
-        let applied = runtime.room!.apply(intent.action, sender: sender, time: clock.wallMilliseconds(), reducer: reducer,
-                                          votes: votes)
+                       votes: VoteTally?) -> PendingIntent? {
+        let time = clock.wallMilliseconds()
+        guard let applied = runtime.modify(roomKey, {
+            $0.apply(intent.action, sender: sender, time: time, reducer: reducer, votes: votes)
+        }) else { return nil }
         let frame = applied.event.map {
             OutboundFrame(encoded: ServerMessageEncoder.event($0, headroom: OutboundFrame.headroom), seq: $0.seq)
         }
@@ -155,7 +181,7 @@ final class CommitCoordinator {
         case .deliver(let intent):
             settle(intent)
             if let event = intent.applied.event, let frame = intent.frame {
-                intent.runtime.room?.commit(event, historyElement: frame)
+                intent.runtime.modify(roomKey) { $0.commit(event, historyElement: frame) }
             }
             publisher.deliver(intent)
         case .delivered(let intents):
@@ -165,14 +191,13 @@ final class CommitCoordinator {
             metrics.countError(error.code)
             publisher.refuse(intent.reply, error: error)
         case .rollback(let runtime):
-            runtime.room?.rollback()
+            runtime.modify(roomKey) { $0.rollback() }
         case .catchUp(let runtime, let stored, let refusedBase, let reapply):
-            if let creation = catchUp.advance(runtime, to: stored, refusedBase: refusedBase) {
-                recordCreation(creation, of: runtime)
-            }
+            advance(runtime, to: stored, refusedBase: refusedBase)
             for intent in reapply {
-                queued += machine.applied(apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply,
-                                                votes: intent.votes))
+                guard let pending = apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply,
+                                          votes: intent.votes) else { continue }
+                queued += machine.applied(pending)
             }
         case .flush:
             // Events get the deliveries of the webhooks listed when their batch is built.
@@ -220,5 +245,10 @@ final class CommitCoordinator {
 
 extension IntentTally {
     /// Made only here: `CommitCoordinator` alone changes a connection's `commits`.
+    struct Key { fileprivate init() {} }
+}
+
+extension Room {
+    /// Made only here: the commit path alone changes a loaded room.
     struct Key { fileprivate init() {} }
 }

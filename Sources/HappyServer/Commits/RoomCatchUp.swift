@@ -3,35 +3,43 @@ import HappyCore
 /// Brings a room in memory up to what the shared store holds (cluster
 /// mode): after a commit conflict, events another node published, or a read
 /// of the room. Local clients get the events they missed when they follow
-/// on directly, or one resync when the gap cannot be filled.
+/// on directly, or one resync when the gap cannot be filled. The room's
+/// state is the commit path's: `CommitCoordinator` lends it to `advance`
+/// and has `announce` tell the clients once it holds the result again.
 final class RoomCatchUp {
+    /// What catching up did to a room, for its clients to hear.
+    enum Outcome {
+        /// Nothing to follow (an older read or message); the working state is back at the committed one.
+        case unchanged
+        /// Events that follow on directly, each with its frame as the other node encoded it.
+        case followed([StoredEvent], frames: [OutboundFrame])
+        /// The state jumped to what the store holds.
+        case replaced
+        /// The store lost the room: it starts again from the defaults, and `creation` is to be recorded.
+        case restarted(creation: RoomCommit)
+    }
+
     private let defaults: Scene
-    private let crowd: CrowdDelivery
-    private let broadcaster: Broadcaster
-    private let streams: FrameStreams
+    private let delivery: IntentDelivery
     private let metrics: Metrics
     private let logger: Logger
 
-    init(defaults: Scene, crowd: CrowdDelivery, broadcaster: Broadcaster, streams: FrameStreams, metrics: Metrics,
-         logger: Logger) {
+    init(defaults: Scene, delivery: IntentDelivery, metrics: Metrics, logger: Logger) {
         self.defaults = defaults
-        self.crowd = crowd
-        self.broadcaster = broadcaster
-        self.streams = streams
+        self.delivery = delivery
         self.metrics = metrics
         self.logger = logger
     }
 
-    /// Moves `runtime` to `stored`. `nil` means the store lost the room: it
-    /// starts again from the defaults with a new epoch, and the creation to
-    /// record is returned. `refusedBase`: the seq a refused commit was built on.
-    func advance(_ runtime: RoomRuntime, to stored: StoredRoom?, refusedBase: UInt64? = nil) -> RoomCommit? {
-        guard let room = runtime.room else { return nil }
+    /// Moves `room` to `stored`. `nil` means the store lost the room: it
+    /// starts again from the defaults with a new epoch.
+    /// `refusedBase`: the seq a refused commit was built on.
+    func advance(_ room: inout Room<OutboundFrame>, to stored: StoredRoom?, refusedBase: UInt64? = nil) -> Outcome {
         guard let stored else {
             let epoch = Identifiers.newEpoch()
             room.replace(epoch: epoch, snapshot: RoomSnapshot(seq: 0, scene: defaults))
-            broadcaster.resyncMembers(of: runtime)
-            return RoomCommit(room: runtime.name, epoch: epoch, baseSeq: 0, seq: 0, scene: defaults, events: [])
+            return .restarted(creation: RoomCommit(room: room.name, epoch: epoch, baseSeq: 0, seq: 0, scene: defaults,
+                                                   events: []))
         }
         let current = room.committed.seq
         if stored.epoch == room.epoch && stored.seq <= current {
@@ -42,33 +50,47 @@ final class RoomCatchUp {
             // commit from now on, and Redis is the record, so follow it.
             guard let refusedBase, stored.seq < refusedBase else {
                 room.rollback()
-                return nil
+                return .unchanged
             }
             logger.error("Redis is behind this node: it lost recorded events; following Redis",
-                         ["room": runtime.name, "redisSeq": "\(stored.seq)", "nodeSeq": "\(current)",
+                         ["room": room.name, "redisSeq": "\(stored.seq)", "nodeSeq": "\(current)",
                           "fix": "run Redis with appendonly yes and appendfsync always"])
         }
         let missing = stored.history.filter { $0.seq > current }
         let contiguous = stored.epoch == room.epoch && missing.first?.seq == current + 1
             && missing.last?.seq == stored.seq && missing.count == Int(stored.seq - current)
         if contiguous {
-            let frames = missing.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) }
-            room.catchUp(to: RoomSnapshot(seq: stored.seq, scene: stored.scene), events: frames,
+            let frames = missing.map { OutboundFrame(payload: $0.json, seq: $0.seq) }
+            room.catchUp(to: RoomSnapshot(seq: stored.seq, scene: stored.scene),
+                         events: zip(missing, frames).map { (seq: $0.seq, element: $1) },
                          dragonStatus: Self.label(after: missing, labels: room.labels))
-            metrics.events += frames.count
             if let time = missing.last?.time { room.noteLastEvent(at: time) }
-            for (event, frame) in zip(missing, frames) {
-                crowd.publish(frame.element, in: runtime) { RoomEvent(json: event.json) }
-            }
-            streams.refreshStreams(of: runtime)
-            return nil
+            return .followed(missing, frames: frames)
         }
         room.replace(epoch: stored.epoch, snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
                      history: stored.history.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) },
                      dragonStatus: room.labels.recover(from: stored.history.lazy.map(\.json)))
-        broadcaster.resyncMembers(of: runtime)
-        streams.refreshStreams(of: runtime)
-        return nil
+        return .replaced
+    }
+
+    /// Tells the room's clients what `advance` did to it; returns the
+    /// creation to record when the store lost the room.
+    func announce(_ outcome: Outcome, in runtime: RoomRuntime) -> RoomCommit? {
+        switch outcome {
+        case .unchanged:
+            return nil
+        case .followed(let events, let frames):
+            metrics.events += frames.count
+            delivery.publishFollowed(events, frames: frames, in: runtime)
+            return nil
+        case .replaced:
+            delivery.resync(runtime)
+            delivery.refreshStreams(of: runtime)
+            return nil
+        case .restarted(let creation):
+            delivery.resync(runtime)
+            return creation
+        }
     }
 
     /// The label after events another node recorded; nil (unchanged) when

@@ -2,7 +2,8 @@ import HappyCore
 
 /// Rooms shared with other nodes: their events and presence arrive through
 /// the cluster bus and are applied on the service thread; a room another
-/// node moved on is brought up to what the shared store holds. Sendable
+/// node moved on is brought up to what the shared store holds (through the
+/// commit path, which owns the room's state). Sendable
 /// because the bus's handlers capture it; they only post to the inbox, and
 /// it runs on the service thread.
 final class ClusterLink: @unchecked Sendable {
@@ -13,7 +14,6 @@ final class ClusterLink: @unchecked Sendable {
     private let inbox: WakeInbox
     private let directory: RoomDirectory
     private let coordinator: CommitCoordinator
-    private let catchUp: RoomCatchUp
     private let store: any StoreAccess
     private let crowd: CrowdDelivery
     private let logger: Logger
@@ -21,12 +21,11 @@ final class ClusterLink: @unchecked Sendable {
     private var refreshesAfterCommit: Set<String> = []
 
     init(bus: (any ClusterBus)?, inbox: WakeInbox, directory: RoomDirectory, coordinator: CommitCoordinator,
-         catchUp: RoomCatchUp, store: any StoreAccess, crowd: CrowdDelivery, logger: Logger) {
+         store: any StoreAccess, crowd: CrowdDelivery, logger: Logger) {
         self.bus = bus
         self.inbox = inbox
         self.directory = directory
         self.coordinator = coordinator
-        self.catchUp = catchUp
         self.store = store
         self.crowd = crowd
         self.logger = logger
@@ -62,8 +61,8 @@ final class ClusterLink: @unchecked Sendable {
         if events.epoch == room.epoch, let first = events.events.first?.seq, first > room.committed.seq + 1 {
             return refresh(runtime)
         }
-        advance(runtime, to: StoredRoom(name: events.room, epoch: events.epoch, seq: events.seq,
-                                        scene: events.scene, history: events.events))
+        coordinator.follow(runtime, to: StoredRoom(name: events.room, epoch: events.epoch, seq: events.seq,
+                                                   scene: events.scene, history: events.events))
     }
 
     func remotePresence(_ presence: RemotePresence) {
@@ -106,7 +105,7 @@ final class ClusterLink: @unchecked Sendable {
         case .success(let stored):
             coordinator.storeAnswered()
             guard runtime.commits.pendingIntents == 0 else { return refreshLater(runtime) }
-            advance(runtime, to: stored)
+            coordinator.follow(runtime, to: stored)
         }
     }
 
@@ -131,17 +130,6 @@ final class ClusterLink: @unchecked Sendable {
             refresh(runtime)
         } else {
             coordinator.whenBatchFinishes { [self] in retryAfterCommit(name) }
-        }
-    }
-
-    private func advance(_ runtime: RoomRuntime, to stored: StoredRoom?) {
-        if runtime.isUnrecorded {
-            // Only read here so far: nothing to follow until someone records it, then follow that.
-            guard stored != nil else { return }
-            runtime.dropUnrecordedCreation()
-        }
-        if let creation = catchUp.advance(runtime, to: stored) {
-            coordinator.recordCreation(creation, of: runtime)
         }
     }
 }

@@ -89,7 +89,7 @@ final class RoomDirectory {
         let capacity = config.limits.historySize
         switch result {
         case .success(let stored?):
-            let room = Room<OutboundFrame>(
+            var room = Room<OutboundFrame>(
                 name: name, epoch: stored.epoch, snapshot: RoomSnapshot(seq: stored.seq, scene: stored.scene),
                 historyCapacity: capacity,
                 history: stored.history.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) },

@@ -6,7 +6,11 @@ import HappyCore
 /// components own are values written only by their owner (named on each).
 final class RoomRuntime {
     let name: String
-    private(set) var room: Room<OutboundFrame>?
+    /// The core room once loaded: committed and working state, history,
+    /// the dragon's label. Handed over by the load, then owned by the commit
+    /// path (`CommitCoordinator`, which lends it to `RoomCatchUp`).
+    private var storedRoom: Room<OutboundFrame>?
+    var room: Room<OutboundFrame>? { storedRoom }
     private(set) var loadError: StoreError?
     /// The clients in the room's presence (here), and those only watching it.
     private(set) var members: [Connection] = []
@@ -44,6 +48,13 @@ final class RoomRuntime {
 
     func modify<R>(_ key: HeldReplies.Key, _ body: (inout HeldReplies) throws -> R) rethrows -> R {
         try body(&storedHeldReplies)
+    }
+
+    /// Changes the loaded room in place; nil (and nothing done) while it is not loaded.
+    @discardableResult
+    func modify<R>(_ key: Room<OutboundFrame>.Key, _ body: (inout Room<OutboundFrame>) throws -> R) rethrows -> R? {
+        guard storedRoom != nil else { return nil }
+        return try body(&storedRoom!)
     }
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
@@ -118,7 +129,7 @@ final class RoomRuntime {
     }
 
     private func finishLoading(_ room: Room<OutboundFrame>?, error: StoreError?) {
-        self.room = room
+        storedRoom = room
         loadError = error
         let waiters = readyWaiters
         readyWaiters.removeAll()
