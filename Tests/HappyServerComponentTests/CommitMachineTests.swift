@@ -269,6 +269,27 @@ final class CommitMachineTests: XCTestCase {
         XCTAssertEqual(machine.pipeline.open.compactMap(\.intent.id), ["s2"], "other rooms' open intents stay")
     }
 
+    func testRoomsAreToldApartByNameNotByObject() {
+        // One room held by two runtimes: dropped from memory and loaded again while its intents waited.
+        let first = room("lobby"), again = room("lobby")
+        _ = applied(.setHappiness(60), in: first, id: "a")
+        _ = applied(.setHappiness(61), in: again, id: "b")
+        guard let batch = flushedBatch() else { return }
+        XCTAssertEqual(batch.commits.map(\.room), ["lobby"])
+        XCTAssertEqual(describe(finished(batch, .failure(diskFull))),
+                       ["recorded [\"lobby\"]", "note failed, logged", "rollback lobby", "refuse a unavailable",
+                        "refuse b unavailable", "flush", "batchFinished"])
+
+        machine = CommitMachine()
+        _ = applied(.setHappiness(62), in: first, id: "c")
+        _ = applied(.setHappiness(63), in: again, id: "d")
+        guard let conflicted = flushedBatch() else { return }
+        let stored = StoredRoom(name: "lobby", epoch: "e1", seq: 9, scene: .standard, history: [])
+        XCTAssertEqual(describe(finished(conflicted, .success([CommitConflict(room: "lobby", current: stored)]))),
+                       ["recorded [\"lobby\"]", "delivered 0", "note conflict",
+                        "catchUp lobby base 2 reapply [\"c\", \"d\"]", "flush", "batchFinished"])
+    }
+
     func testAConflictOnACreationCatchesUpWithNothingToReapply() {
         let lobby = room("lobby")
         machine.created(RoomCommit(room: "lobby", epoch: "mine", baseSeq: 0, seq: 0, scene: .standard, events: []), of: lobby)

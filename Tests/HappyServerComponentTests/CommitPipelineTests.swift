@@ -74,7 +74,7 @@ final class CommitPipelineTests: XCTestCase {
         for (runtime, id) in [(north, "n1"), (south, "s1"), (north, "n2"), (south, "s2")] {
             pipeline.append(pending(.nudgeHappiness(1), in: runtime, id: id))
         }
-        XCTAssertEqual(pipeline.takeOpen(of: north).compactMap(\.intent.id), ["n1", "n2"])
+        XCTAssertEqual(pipeline.takeOpen(ofRoom: "north").compactMap(\.intent.id), ["n1", "n2"])
         XCTAssertEqual(pipeline.open.compactMap(\.intent.id), ["s1", "s2"])
         XCTAssertEqual(pipeline.takeOpen().compactMap(\.intent.id), ["s1", "s2"])
         XCTAssertTrue(pipeline.isIdle)

@@ -44,7 +44,7 @@ enum CommitNote: Equatable {
 /// in flight, the store's health, and what is in doubt. Its methods take
 /// what happened (an intent applied, the end of a loop turn, the store's
 /// answer) and return what to do; `CommitCoordinator` does it. No I/O, no
-/// clock of its own.
+/// clock of its own. Rooms are told apart by name, as the store knows them.
 struct CommitMachine {
     /// Seconds between two sends of a batch in doubt.
     static let inDoubtRetrySeconds = 0.5
@@ -76,7 +76,7 @@ struct CommitMachine {
     /// When the batch in flight went to the store.
     private(set) var inFlightSince: Double?
     private var lastFailureLog = -Double.infinity
-    /// Rooms whose working state still holds intents refused while in doubt.
+    /// Rooms whose working state still holds intents refused while in doubt (one entry per name).
     private var unsettledRooms: [RoomRuntime] = []
 
     /// Nothing applied is waiting for the store.
@@ -169,7 +169,7 @@ struct CommitMachine {
         // Intents applied on top were never sent: refuse them now. Their
         // rooms' working state is put right once the batch is settled.
         for intent in pipeline.takeOpen() {
-            if !unsettledRooms.contains(where: { $0 === intent.runtime }) { unsettledRooms.append(intent.runtime) }
+            if !unsettledRooms.contains(where: { $0.name == intent.runtime.name }) { unsettledRooms.append(intent.runtime) }
             actions.append(.refuse(intent, WireError(
                 .unavailable, "the change could not be recorded (earlier changes are not confirmed by the store yet); "
                     + "nothing was applied", id: intent.intent.id)))
@@ -204,7 +204,8 @@ struct CommitMachine {
     /// saw the refused events, so replaying them is invisible to clients.
     private mutating func retry(_ conflict: CommitConflict, batch: CommitPipeline.Batch) -> [CommitAction] {
         guard let (runtime, commit) = batch.commit(of: conflict.room) else { return [] }
-        let refused = batch.intents.filter { $0.runtime === runtime } + pipeline.takeOpen(of: runtime)
+        let refused = batch.intents.filter { $0.runtime.name == conflict.room }
+            + pipeline.takeOpen(ofRoom: conflict.room)
         return [.note(.conflict), .catchUp(runtime, to: conflict.current, refusedBase: commit.baseSeq, reapply: refused)]
     }
 
@@ -216,9 +217,8 @@ struct CommitMachine {
         var actions: [CommitAction] = [.note(.storeFailed(error, log: log))]
         // Later intents were applied on top of the failed ones: they fail too.
         let failed = batch.intents + pipeline.takeOpen()
-        var rolledBack: [RoomRuntime] = []
-        for intent in failed where !rolledBack.contains(where: { $0 === intent.runtime }) {
-            rolledBack.append(intent.runtime)
+        var rolledBack: Set<String> = []
+        for intent in failed where rolledBack.insert(intent.runtime.name).inserted {
             actions.append(.rollback(intent.runtime))
         }
         guard !Self.plantedEarlyAck else { return actions }

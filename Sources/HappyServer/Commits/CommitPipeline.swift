@@ -82,10 +82,10 @@ struct CommitPipeline {
         return open
     }
 
-    /// Takes the open intents of one room, leaving the others in order.
-    mutating func takeOpen(of runtime: RoomRuntime) -> [PendingIntent] {
-        let taken = open.filter { $0.runtime === runtime }
-        open.removeAll { $0.runtime === runtime }
+    /// Takes the open intents of the room named `room`, leaving the others in order.
+    mutating func takeOpen(ofRoom room: String) -> [PendingIntent] {
+        let taken = open.filter { $0.runtime.name == room }
+        open.removeAll { $0.runtime.name == room }
         return taken
     }
 
