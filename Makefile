@@ -120,7 +120,6 @@ docs: bootstrap-build
 	scripts/docs.sh
 
 test: bootstrap-test
-	scripts/check-ownership.py
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	scripts/docs.sh
 	@rm -f .build/test-counts

@@ -17,10 +17,9 @@ final class CommitMachineTests: XCTestCase {
 
     /// A loaded room at `seq`.
     private func room(_ name: String, seq: UInt64 = 0, epoch: String = "e1") -> RoomRuntime {
-        let runtime = RoomRuntime(name: name, now: now, logBytes: 1 << 20)
-        runtime.loaded(Room(name: name, epoch: epoch, snapshot: RoomSnapshot(seq: seq, scene: .standard),
-                            historyCapacity: 100))
-        return runtime
+        RoomRuntime(name: name, now: now, logBytes: 1 << 20,
+                    room: Room(name: name, epoch: epoch, snapshot: RoomSnapshot(seq: seq, scene: .standard),
+                               historyCapacity: 100))
     }
 
     /// `action` applied to the room's working state, answered over HTTP.

@@ -10,10 +10,9 @@ final class CommitPipelineTests: XCTestCase {
     private var working: [String: Room<OutboundFrame>] = [:]
 
     private func room(_ name: String, seq: UInt64 = 0) -> RoomRuntime {
-        let runtime = RoomRuntime(name: name, now: 0, logBytes: 1 << 20)
-        runtime.loaded(Room(name: name, epoch: "e-\(name)", snapshot: RoomSnapshot(seq: seq, scene: .standard),
-                            historyCapacity: 10))
-        return runtime
+        RoomRuntime(name: name, now: 0, logBytes: 1 << 20,
+                    room: Room(name: name, epoch: "e-\(name)", snapshot: RoomSnapshot(seq: seq, scene: .standard),
+                               historyCapacity: 10))
     }
 
     private func pending(_ action: Action, in runtime: RoomRuntime, id: String) -> PendingIntent {

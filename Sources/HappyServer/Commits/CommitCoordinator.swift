@@ -13,8 +13,8 @@ final class CommitCoordinator {
     private let reducer: SceneReducer
     private let publisher: IntentDelivery
     private let catchUp: RoomCatchUp
-    /// The rooms' state is the commit path's: only this file changes it.
     private let roomKey = Room<OutboundFrame>.Key()
+    private let commitsKey = RoomCommitState.Key()
     private let clock: ServiceClock
     private let metrics: Metrics
     private let logger: Logger
@@ -71,11 +71,8 @@ final class CommitCoordinator {
         }
         guard let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes) else { return }
         track(runtime, reply)
-        runtime.markUsed()
         // A room only read so far is recorded with its first change, ahead of it in the batch.
-        if pending.applied.event != nil, let creation = runtime.takeUnrecordedCreation() {
-            recordCreation(creation, of: runtime)
-        }
+        if pending.applied.event != nil { recordUnrecordedCreation(of: runtime) }
         perform(machine.applied(pending))
         if store.isSynchronous { flush() }
     }
@@ -83,10 +80,25 @@ final class CommitCoordinator {
     /// A room just created: its epoch is recorded with the next batch, and
     /// the room stays in memory until then.
     func recordCreation(_ commit: RoomCommit, of runtime: RoomRuntime) {
-        runtime.commits.creationQueued()
+        runtime.modify(commitsKey) { $0.creationQueued() }
         var creation = commit
         creation.deliveries = webhooks.created(commit.room, epoch: commit.epoch)
         machine.created(creation, of: runtime)
+    }
+
+    /// A room the store has never held was loaded: its creation waits until
+    /// someone joins or changes it, so that reading made-up rooms stores nothing.
+    func keepUnrecorded(_ creation: RoomCommit, of runtime: RoomRuntime) {
+        runtime.modify(commitsKey) { $0.keepUnrecorded(creation) }
+    }
+
+    /// Records the creation of a room the store has never held, now that
+    /// it is used; nil when there is none to record.
+    @discardableResult
+    func recordUnrecordedCreation(of runtime: RoomRuntime) -> RoomCommit? {
+        guard let creation = runtime.modify(commitsKey, { $0.takeUnrecordedCreation() }) else { return nil }
+        recordCreation(creation, of: runtime)
+        return creation
     }
 
     /// The store answered a read (a room read again): it may be healthy again.
@@ -106,7 +118,7 @@ final class CommitCoordinator {
     func follow(_ runtime: RoomRuntime, to stored: StoredRoom?) {
         if runtime.isUnrecorded {
             guard stored != nil else { return }
-            runtime.dropUnrecordedCreation()
+            runtime.modify(commitsKey) { $0.dropUnrecordedCreation() }
         }
         advance(runtime, to: stored, refusedBase: nil)
     }
@@ -139,12 +151,12 @@ final class CommitCoordinator {
     // MARK: pending counts (the one place they change)
 
     private func track(_ runtime: RoomRuntime, _ reply: ReplyTarget) {
-        runtime.commits.track()
+        runtime.modify(commitsKey) { $0.track() }
         if case .connection(let connection) = reply { connection.modify(intentTallyKey) { $0.track(now: clock.now()) } }
     }
 
     private func settle(_ intent: PendingIntent) {
-        intent.runtime.commits.settle()
+        intent.runtime.modify(commitsKey) { $0.settle() }
         if case .connection(let connection) = intent.reply { connection.modify(intentTallyKey) { $0.settle() } }
     }
 
@@ -176,7 +188,7 @@ final class CommitCoordinator {
             }
         case .recorded(let rooms, let seconds):
             if !rooms.isEmpty { metrics.commitLatency.observe(seconds) }
-            for runtime in rooms { runtime.commits.recorded() }
+            for runtime in rooms { runtime.modify(commitsKey) { $0.recorded() } }
             webhooks.recorded()
         case .deliver(let intent):
             settle(intent)
@@ -249,6 +261,11 @@ extension IntentTally {
 }
 
 extension Room {
-    /// Made only here: the commit path alone changes a loaded room.
+    /// Made only here: the commit path (`CommitCoordinator`) alone changes a room's loaded `room`.
+    struct Key { fileprivate init() {} }
+}
+
+extension RoomCommitState {
+    /// Made only here: `CommitCoordinator` alone changes a room's `commits`.
     struct Key { fileprivate init() {} }
 }

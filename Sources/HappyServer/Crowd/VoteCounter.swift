@@ -57,6 +57,7 @@ final class VoteCounter {
     /// Rooms with a round open, by identity.
     private var openRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var timerDue: Double?
+    private let votesKey = RoomVotes.Key()
 
     init(settings: HappyConfig.CrowdSection, coordinator: CommitCoordinator, replies: Replies,
          timers: any TimerScheduling, metrics: Metrics, clock: ServiceClock) {
@@ -84,8 +85,10 @@ final class VoteCounter {
         guard let forward = Self.direction(of: intent.action) else { return }
         metrics.votes += 1
         let now = clock.now()
-        runtime.votes.cast(forward: forward, voter: Voter(reply: reply, intentID: intent.id), key: voterKey,
-                           participant: sender, now: now)
+        runtime.modify(votesKey) {
+            $0.cast(forward: forward, voter: Voter(reply: reply, intentID: intent.id), key: voterKey,
+                    participant: sender, now: now)
+        }
         let key = ObjectIdentifier(runtime)
         if openRooms[key] == nil {
             openRooms[key] = runtime
@@ -134,7 +137,7 @@ final class VoteCounter {
     }
 
     private func decide(_ runtime: RoomRuntime) {
-        let (tally, voters) = runtime.votes.close()
+        let (tally, voters) = runtime.modify(votesKey) { $0.close() }
         metrics.voteRounds += 1
         let round = VoteRound(voters: voters)
         guard tally.forward != tally.back else {
@@ -145,4 +148,9 @@ final class VoteCounter {
         coordinator.submit(Intent(action: action), in: runtime, sender: Participant(id: "", name: ""),
                            reply: .votes(round), votes: tally)
     }
+}
+
+extension RoomVotes {
+    /// Made only here: `VoteCounter` alone changes a room's `votes`.
+    struct Key { fileprivate init() {} }
 }

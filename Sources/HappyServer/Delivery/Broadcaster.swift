@@ -29,6 +29,7 @@ final class Broadcaster {
     /// One write's worth of coalesced frames.
     private let scratch = WriteScratch(capacity: writeBatchBytes)
     private let outputKey = WriteState.Key()
+    private let logKey = BroadcastLog<OutboundFrame>.Key()
 
     init(metrics: Metrics, clock: ServiceClock, logger: Logger, presenceListing: PresenceListing) {
         self.metrics = metrics
@@ -100,7 +101,8 @@ final class Broadcaster {
 
     /// A client left: the log entries it had not written need not wait for it.
     func left(_ connection: Connection, _ runtime: RoomRuntime) {
-        runtime.log.abandon(from: connection.output.cursor)
+        let cursor = connection.output.cursor
+        runtime.modify(logKey) { $0.abandon(from: cursor) }
     }
 
     // MARK: queueing
@@ -115,7 +117,8 @@ final class Broadcaster {
     /// Appends `frame` to the room's log and wakes its members.
     func broadcast(_ frame: OutboundFrame, in runtime: RoomRuntime) {
         let dropped = runtime.log.droppedDeliveries
-        runtime.log.append(frame, bytes: frame.queuedSize, readers: runtime.listenerCount)
+        let readers = runtime.listenerCount
+        runtime.modify(logKey) { _ = $0.append(frame, bytes: frame.queuedSize, readers: readers) }
         metrics.outboxDrops += runtime.log.droppedDeliveries - dropped
         let now = clock.now()
         runtime.forEachListener { wake($0, now: now) }
@@ -307,7 +310,7 @@ final class Broadcaster {
             return mergedTicks(of: connection, in: runtime, space: space)
         }
         guard frame.frameLength <= space else { return nil }
-        runtime.log.passed(cursor)
+        runtime.modify(logKey) { $0.passed(cursor) }
         connection.modify(outputKey) { $0.advanceCursor() }
         return frame
     }
@@ -326,7 +329,7 @@ final class Broadcaster {
         let frame = OutboundFrame(tick: summary)
         guard frame.frameLength <= space else { return nil }
         for position in first..<next {
-            runtime.log.passed(position)
+            runtime.modify(logKey) { $0.passed(position) }
             connection.modify(outputKey) { $0.advanceCursor() }
         }
         metrics.ticksMerged += 1
@@ -350,7 +353,7 @@ final class Broadcaster {
         if cursor < runtime.log.end {
             // Entries the log already gave up for this client were counted then.
             metrics.outboxDrops += Int(runtime.log.end - max(cursor, runtime.log.start))
-            runtime.log.abandon(from: cursor)
+            runtime.modify(logKey) { $0.abandon(from: cursor) }
         }
         connection.modify(outputKey) { $0.resynced(skippingTo: runtime.log.end) }
     }
@@ -393,5 +396,10 @@ final class Broadcaster {
 
 extension WriteState {
     /// Made only here: `Broadcaster` alone changes a connection's `output`.
+    struct Key { fileprivate init() {} }
+}
+
+extension BroadcastLog {
+    /// Made only here: `Broadcaster` alone changes a room's `log`.
     struct Key { fileprivate init() {} }
 }

@@ -34,6 +34,7 @@ final class CrowdDelivery {
     /// Rooms in tick mode, watched for their load to fall.
     private var tickingRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var timerDue: Double?
+    private let crowdKey = RoomCrowd.Key()
 
     init(settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int, broadcaster: Broadcaster, replies: Replies,
          timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -67,10 +68,11 @@ final class CrowdDelivery {
     /// event is then decoded from its JSON).
     func publish(_ frame: OutboundFrame, in runtime: RoomRuntime, event: () -> RoomEvent?) {
         let now = clock.now()
-        runtime.crowd.recordEvent(now: now)
+        runtime.modify(crowdKey) { $0.recordEvent(now: now) }
         if runtime.crowd.mode == .each && shouldTick(runtime, now: now) { switchToTicks(runtime) }
         guard runtime.crowd.mode == .tick, let event = event() else { return broadcaster.broadcast(frame, in: runtime) }
-        runtime.crowd.addToTick(event, room: runtime.name, after: event.seq - 1, state: event.state)
+        let name = runtime.name
+        runtime.modify(crowdKey) { $0.addToTick(event, room: name, after: event.seq - 1, state: event.state) }
         due(runtime)
     }
 
@@ -104,10 +106,11 @@ final class CrowdDelivery {
             if named { broadcaster.broadcast(OutboundFrame(encoded: single()), in: runtime) }
             return
         }
-        if runtime.crowd.mode == .tick, let room = runtime.room {
-            runtime.crowd.openTick(room: runtime.name, after: room.committed.seq, state: room.committed.scene)
+        if runtime.crowd.mode == .tick, let committed = runtime.room?.committed {
+            let name = runtime.name
+            runtime.modify(crowdKey) { $0.openTick(room: name, after: committed.seq, state: committed.scene) }
         }
-        runtime.crowd.addPresence({ change(&$0, named) }, count: count)
+        runtime.modify(crowdKey) { $0.addPresence({ change(&$0, named) }, count: count) }
         due(runtime)
     }
 
@@ -137,7 +140,7 @@ final class CrowdDelivery {
             }
             dueRooms.removeValue(forKey: key)
             if runtime.crowd.mode == .tick { retune(runtime) }
-            send(runtime.crowd.takePending(now: now), in: runtime)
+            send(runtime.modify(crowdKey) { $0.takePending(now: now) }, in: runtime)
         }
         for runtime in tickingRooms.values where runtime.crowd.mode == .tick {
             leaveTicksIfQuiet(runtime, now: now)
@@ -166,7 +169,7 @@ final class CrowdDelivery {
 
     /// The room's load over the last second, in deliveries per second.
     private func load(_ runtime: RoomRuntime, now: Double) -> Int {
-        runtime.crowd.eventsPerSecond(now: now) * max(1, runtime.listenerCount)
+        runtime.modify(crowdKey) { $0.eventsPerSecond(now: now) } * max(1, runtime.listenerCount)
     }
 
     private func shouldTick(_ runtime: RoomRuntime, now: Double) -> Bool {
@@ -180,7 +183,7 @@ final class CrowdDelivery {
         let wanted = settings.tickMilliseconds(clients: runtime.listenerCount)
         let current = runtime.crowd.tickMs
         guard wanted > current || wanted * 4 <= current * 3 else { return }
-        runtime.crowd.setTickMs(wanted)
+        runtime.modify(crowdKey) { $0.setTickMs(wanted) }
         announce(.tick, in: runtime)
         logger.info("room's tick changed", ["room": runtime.name, "tickMs": "\(wanted)",
                                             "clients": "\(runtime.listenerCount)"])
@@ -188,9 +191,13 @@ final class CrowdDelivery {
 
     private func switchToTicks(_ runtime: RoomRuntime) {
         // Joins and leaves waiting for their batch go first, in the old mode.
-        send(runtime.crowd.takePending(now: clock.now()), in: runtime)
-        runtime.crowd.switchMode(to: .tick)
-        runtime.crowd.setTickMs(settings.tickMilliseconds(clients: runtime.listenerCount))
+        let now = clock.now()
+        send(runtime.modify(crowdKey) { $0.takePending(now: now) }, in: runtime)
+        let tickMs = settings.tickMilliseconds(clients: runtime.listenerCount)
+        runtime.modify(crowdKey) {
+            $0.switchMode(to: .tick)
+            $0.setTickMs(tickMs)
+        }
         tickingRooms[ObjectIdentifier(runtime)] = runtime
         announce(.tick, in: runtime)
         metrics.deliverySwitches += 1
@@ -201,11 +208,12 @@ final class CrowdDelivery {
     private func leaveTicksIfQuiet(_ runtime: RoomRuntime, now: Double) {
         guard settings.mode == .auto else { return }
         let quiet = load(runtime, now: now) < settings.tickAbove / 2
-        guard let since = runtime.crowd.noteQuiet(quiet, now: now), now - since >= Self.quietSeconds else { return }
+        guard let since = runtime.modify(crowdKey, { $0.noteQuiet(quiet, now: now) }), now - since >= Self.quietSeconds
+        else { return }
         // The last tick goes out before the room says it delivers each event again.
-        send(runtime.crowd.takePending(now: now), in: runtime)
+        send(runtime.modify(crowdKey) { $0.takePending(now: now) }, in: runtime)
         dueRooms.removeValue(forKey: ObjectIdentifier(runtime))
-        runtime.crowd.switchMode(to: .each)
+        runtime.modify(crowdKey) { $0.switchMode(to: .each) }
         tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
         announce(.each, in: runtime)
         metrics.deliverySwitches += 1
@@ -223,4 +231,9 @@ final class CrowdDelivery {
         dueRooms.removeValue(forKey: ObjectIdentifier(runtime))
         tickingRooms.removeValue(forKey: ObjectIdentifier(runtime))
     }
+}
+
+extension RoomCrowd {
+    /// Made only here: `CrowdDelivery` alone changes a room's `crowd`.
+    struct Key { fileprivate init() {} }
 }

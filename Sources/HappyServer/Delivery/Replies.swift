@@ -46,7 +46,7 @@ struct HeldReplies {
 }
 
 extension HeldReplies {
-    /// Only `Replies` can make one, so only it changes a room's held acks.
+    /// Made only here: `Replies` alone changes a room's `heldReplies`.
     struct Key { fileprivate init() {} }
 }
 

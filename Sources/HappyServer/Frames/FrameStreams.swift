@@ -30,6 +30,7 @@ final class FrameStreams {
     private let clock: ServiceClock
     /// One chunk of a part at a time.
     private let scratch = WriteScratch(capacity: writeChunkBytes)
+    private let streamsKey = RoomStreams.Key()
 
     init(producer: FrameProducer, config: HappyConfig, responder: HTTPResponder, timers: any TimerScheduling,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -53,7 +54,7 @@ final class FrameStreams {
         responder.stream(exchange, writer: { [weak self] in self?.writeStream(stream) ?? false },
                          onClose: { [weak self] in self?.closeStream(stream) })
         open.append(stream)
-        runtime.streams.add(stream)
+        runtime.modify(streamsKey) { $0.add(stream) }
         metrics.streamsOpened += 1
         responder.countResponse(status: 200)
         // The transport would end a response that runs this long; the sweep watches streams instead.
@@ -71,8 +72,8 @@ final class FrameStreams {
     /// The stream's exchange closed (its writer is gone with it).
     private func closeStream(_ stream: FrameStream) {
         open.removeAll { $0 === stream }
-        stream.runtime.streams.remove(stream)
-        stream.runtime.touch(now: clock.fresh())
+        let now = clock.fresh()
+        stream.runtime.modify(streamsKey) { $0.remove(stream, now: now) }
     }
 
     /// Asks for a new frame when what the stream's view shows has changed.
@@ -206,4 +207,9 @@ final class FrameStreams {
             stream.exchange.transport.requestWritable()
         }
     }
+}
+
+extension RoomStreams {
+    /// Made only here: `FrameStreams` alone changes a room's `streams`.
+    struct Key { fileprivate init() {} }
 }

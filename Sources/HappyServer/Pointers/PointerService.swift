@@ -23,6 +23,7 @@ final class PointerService {
     private var dirtyRooms: [ObjectIdentifier: RoomRuntime] = [:]
     private var tickDue: Double?
     private let paceKey = PointerPace.Key()
+    private let pointersKey = RoomPointers.Key()
 
     init(limits: HappyConfig.LimitsSection, broadcaster: Broadcaster, timers: any TimerScheduling, metrics: Metrics,
          clock: ServiceClock) {
@@ -47,10 +48,11 @@ final class PointerService {
             return
         }
         guard connection.joined, let runtime = connection.room else { return }
+        let participant = connection.participant
         if let position {
-            runtime.pointers.move(PointerEntry(id: connection.participant.id, name: connection.participant.name,
-                                               position: position))
-        } else if !runtime.pointers.hide(connection.participant.id) {
+            runtime.modify(pointersKey) { $0.move(PointerEntry(id: participant.id, name: participant.name,
+                                                               position: position)) }
+        } else if !runtime.modify(pointersKey, { $0.hide(participant.id) }) {
             return
         }
         markChanged(runtime)
@@ -58,7 +60,8 @@ final class PointerService {
 
     /// A client left its room: its pointer is gone.
     func left(_ connection: Connection, room runtime: RoomRuntime) {
-        if runtime.pointers.hide(connection.participant.id) { markChanged(runtime) }
+        let id = connection.participant.id
+        if runtime.modify(pointersKey, { $0.hide(id) }) { markChanged(runtime) }
     }
 
     /// `welcome.pointers` for a newcomer: the room's visible pointers.
@@ -91,7 +94,8 @@ final class PointerService {
             // Never early: a receiver gets at most one batch per interval.
             let due = runtime.pointers.lastBatchAt + interval
             if due <= now {
-                send(runtime.pointers.takeBatch(limit: limits.maxPointersPerBatch, at: now), in: runtime)
+                let limit = limits.maxPointersPerBatch
+                send(runtime.modify(pointersKey) { $0.takeBatch(limit: limit, at: now) }, in: runtime)
             }
             if runtime.pointers.hasChanges {
                 earliest = min(earliest, runtime.pointers.lastBatchAt + interval)
@@ -149,5 +153,10 @@ final class PointerService {
 
 extension PointerPace {
     /// Made only here: `PointerService` alone changes a connection's `pointerPace`.
+    struct Key { fileprivate init() {} }
+}
+
+extension RoomPointers {
+    /// Made only here: `PointerService` alone changes a room's `pointers`.
     struct Key { fileprivate init() {} }
 }

@@ -68,12 +68,12 @@ final class ClusterLink: @unchecked Sendable {
     func remotePresence(_ presence: RemotePresence) {
         switch presence {
         case .members(let room, let list):
-            directory[room]?.remoteMembersListed(list)
+            directory.remoteMembersListed(list, in: room)
         case .joined(let room, let participant):
-            guard let runtime = directory[room], runtime.remoteJoined(participant) else { return }
+            guard let runtime = directory[room], directory.remoteJoined(participant, in: runtime) else { return }
             crowd.joined(participant, in: runtime, countAfter: runtime.presenceCount)
         case .left(let room, let participant):
-            guard let runtime = directory[room], runtime.remoteLeft(participant) else { return }
+            guard let runtime = directory[room], directory.remoteLeft(participant, in: runtime) else { return }
             crowd.left(participant, in: runtime, countBefore: runtime.presenceCount + 1)
         }
     }

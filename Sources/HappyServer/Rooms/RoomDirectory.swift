@@ -29,6 +29,7 @@ final class RoomDirectory {
     private let metrics: Metrics
     private let logger: Logger
     private var newRooms: NewRoomLimit
+    private let runtimeKey = RoomRuntime.Key()
 
     /// `labels`: the dragon label's texts, from the art.
     init(config: HappyConfig, labels: DragonStatus, store: any StoreAccess, coordinator: CommitCoordinator,
@@ -55,7 +56,7 @@ final class RoomDirectory {
     func runtime(for name: String) -> RoomRuntime {
         if let runtime = rooms[name] {
             if runtime.loadError != nil {
-                runtime.resetFailedLoad()
+                runtime.resetFailedLoad(runtimeKey)
                 load(name)
             }
             return runtime
@@ -75,7 +76,7 @@ final class RoomDirectory {
     /// The room, marked as just used over HTTP (it stays a little while).
     func touchedRuntime(for name: String) -> RoomRuntime {
         let runtime = runtime(for: name)
-        runtime.touch(now: clock.fresh())
+        runtime.touch(now: clock.fresh(), runtimeKey)
         return runtime
     }
 
@@ -95,17 +96,18 @@ final class RoomDirectory {
                 history: stored.history.map { (seq: $0.seq, element: OutboundFrame(payload: $0.json, seq: $0.seq)) },
                 labels: labels, dragonStatus: labels.recover(from: stored.history.lazy.map(\.json)))
             if let time = stored.history.last?.time { room.noteLastEvent(at: time) }
-            runtime.loaded(room)
+            runtime.loaded(room, runtimeKey)
         case .success(nil):
             let defaults = config.sceneRules.defaults
             let room = Room<OutboundFrame>(name: name, epoch: Identifiers.newEpoch(),
                                            snapshot: RoomSnapshot(seq: 0, scene: defaults),
                                            historyCapacity: capacity, labels: labels)
-            runtime.loaded(room, unrecorded: RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0,
-                                                        scene: defaults, events: []))
+            coordinator.keepUnrecorded(RoomCommit(room: name, epoch: room.epoch, baseSeq: 0, seq: 0, scene: defaults,
+                                                  events: []), of: runtime)
+            runtime.loaded(room, runtimeKey)
         case .failure(let error):
             logger.error("room could not be loaded", ["room": name, "error": error.message])
-            runtime.failedToLoad(error)
+            runtime.failedToLoad(error, runtimeKey)
         }
     }
 
@@ -117,8 +119,7 @@ final class RoomDirectory {
     func recordIfNew(_ runtime: RoomRuntime, creator address: String) -> Bool {
         guard runtime.isUnrecorded else { return true }
         guard newRooms.allows(address, now: clock.now()) else { return false }
-        if let creation = runtime.takeUnrecordedCreation() {
-            coordinator.recordCreation(creation, of: runtime)
+        if let creation = coordinator.recordUnrecordedCreation(of: runtime) {
             logger.debug("room created", ["room": runtime.name, "epoch": creation.epoch, "by": address])
         }
         return true
@@ -138,26 +139,26 @@ final class RoomDirectory {
 
     /// An admitted connection waits for its room to load.
     func reserveSeat(for connection: Connection, in runtime: RoomRuntime) {
-        changeOccupancy(of: runtime) { runtime.reserveSeat(for: connection) }
+        changeOccupancy(of: runtime) { runtime.reserveSeat(for: connection, runtimeKey) }
     }
 
     /// The room loaded (or failed to) while the connection waited.
     func endReservation(in runtime: RoomRuntime) {
-        changeOccupancy(of: runtime) { runtime.endReservation() }
+        changeOccupancy(of: runtime) { runtime.endReservation(runtimeKey) }
     }
 
     /// The connection's reservation becomes its seat, in one step: the room
     /// never looks empty in between.
     func takeReservedSeat(_ connection: Connection, in runtime: RoomRuntime) {
         changeOccupancy(of: runtime) {
-            runtime.endReservation()
-            runtime.add(connection)
+            runtime.endReservation(runtimeKey)
+            runtime.add(connection, runtimeKey)
         }
     }
 
     /// The connection closed: out of its room, welcomed or not.
     func unseat(_ connection: Connection, from runtime: RoomRuntime) {
-        changeOccupancy(of: runtime) { runtime.remove(connection) }
+        changeOccupancy(of: runtime) { runtime.remove(connection, runtimeKey) }
     }
 
     /// Applies `change` and keeps `occupiedCount` (rooms with clients) right.
@@ -168,10 +169,27 @@ final class RoomDirectory {
         if before != after {
             occupiedCount += after ? 1 : -1
             if !after {
-                runtime.touch(now: clock.fresh())
+                runtime.touch(now: clock.fresh(), runtimeKey)
                 webhooks.emptied(runtime)
             }
         }
+    }
+
+    // MARK: other nodes' clients (cluster mode)
+
+    /// Everyone on the other nodes, as the bus listed them when the room was watched.
+    func remoteMembersListed(_ list: [Participant], in name: String) {
+        rooms[name]?.remoteMembersListed(list, runtimeKey)
+    }
+
+    /// A client joined the room on another node; false when it was known.
+    func remoteJoined(_ participant: Participant, in runtime: RoomRuntime) -> Bool {
+        runtime.remoteJoined(participant, runtimeKey)
+    }
+
+    /// A client left the room on another node; false when it was not known.
+    func remoteLeft(_ participant: Participant, in runtime: RoomRuntime) -> Bool {
+        runtime.remoteLeft(participant, runtimeKey)
     }
 
     // MARK: leaving memory
@@ -209,4 +227,10 @@ final class RoomDirectory {
         }
         metrics.roomsTrimmed += min(excess, idle.count)
     }
+}
+
+extension RoomRuntime {
+    /// Made only here: `RoomDirectory` alone loads a room, seats its clients,
+    /// keeps its remote presence and idle time.
+    struct Key { fileprivate init() {} }
 }

@@ -2,15 +2,15 @@ import HappyCore
 
 /// A room as the server runs it: the core `Room` (once loaded from the
 /// store), its members here and on other nodes, and what waits for it to
-/// load. Its own fields change only through its methods; the parts other
-/// components own are values written only by their owner (named on each).
+/// load.
+///
+/// The parts other components own are values that anyone reads and only
+/// their owner writes: a part changes through `modify`, which takes the
+/// part's `Key`, and only the owner's file can make that key. The room's own
+/// fields change through its methods, which take `RoomRuntime.Key`, made
+/// only by `RoomDirectory`.
 final class RoomRuntime {
     let name: String
-    /// The core room once loaded: committed and working state, history,
-    /// the dragon's label. Handed over by the load, then owned by the commit
-    /// path (`CommitCoordinator`, which lends it to `RoomCatchUp`).
-    private var storedRoom: Room<OutboundFrame>?
-    var room: Room<OutboundFrame>? { storedRoom }
     private(set) var loadError: StoreError?
     /// The clients in the room's presence (here), and those only watching it.
     private(set) var members: [Connection] = []
@@ -19,56 +19,98 @@ final class RoomRuntime {
     private var readyWaiters: [(RoomRuntime) -> Void] = []
     /// Connections admitted but not yet welcomed (the room is loading).
     private(set) var reservedSeats = 0
-    private(set) var idleSince: Double
-    /// Joined by a client or sent an intent since it was loaded. Rooms only
-    /// ever read over HTTP, which anyone can name, leave memory sooner.
-    private(set) var wasUsed = false
+    /// When its last client left or it was read over HTTP.
+    private var touchedAt: Double
+    /// A client was admitted to it since it was loaded.
+    private var hadSeats = false
     /// Clients of this room on other nodes (cluster mode), by id.
     private(set) var remoteMembers: [String: Participant] = [:]
     /// A cluster node waits for the room's remote presence before welcoming.
     private(set) var awaitingRemotePresence = false
     private var loadedButWaiting: Room<OutboundFrame>?
 
-    /// The room's broadcasts (events, presence), written by every member
-    /// from its cursor. Owned by `Broadcaster`.
-    var log: BroadcastLog<OutboundFrame>
-    /// Intents and the creation waiting for the store. Owned by `CommitCoordinator`.
-    var commits = RoomCommitState()
-    /// Frame streams watching this room; they keep it in memory. Owned by `FrameStreams`.
-    var streams = RoomStreams()
-    /// The members' live pointers (never events, never recorded). Owned by `PointerService`.
-    var pointers = RoomPointers()
-    /// Delivery mode, load, and what waits for the next tick. Owned by `CrowdDelivery`.
-    var crowd: RoomCrowd
-    /// The dragon votes of the current round. Owned by `VoteCounter`.
-    var votes = RoomVotes()
-    /// Acks waiting for the room's next tick. Owned by `Replies`.
-    private var storedHeldReplies = HeldReplies()
-    var heldReplies: HeldReplies { storedHeldReplies }
-
-    func modify<R>(_ key: HeldReplies.Key, _ body: (inout HeldReplies) throws -> R) rethrows -> R {
-        try body(&storedHeldReplies)
-    }
-
-    /// Changes the loaded room in place; nil (and nothing done) while it is not loaded.
-    @discardableResult
-    func modify<R>(_ key: Room<OutboundFrame>.Key, _ body: (inout Room<OutboundFrame>) throws -> R) rethrows -> R? {
-        guard storedRoom != nil else { return nil }
-        return try body(&storedRoom!)
-    }
+    private var _room: Room<OutboundFrame>?
+    private var _log: BroadcastLog<OutboundFrame>
+    private var _commits = RoomCommitState()
+    private var _streams = RoomStreams()
+    private var _pointers = RoomPointers()
+    private var _crowd: RoomCrowd
+    private var _votes = RoomVotes()
+    private var _heldReplies = HeldReplies()
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
     /// `delivery`: how its events reach its clients to begin with, `tickMs` its tick then.
+    /// `room`: a room already in hand starts loaded.
     init(name: String, now: Double, logBytes: Int, awaitsRemotePresence: Bool = false, delivery: DeliveryMode = .each,
-         tickMs: Int = 50) {
+         tickMs: Int = 50, room: Room<OutboundFrame>? = nil) {
         self.name = name
-        idleSince = now
-        log = BroadcastLog(byteLimit: logBytes)
+        touchedAt = now
+        _log = BroadcastLog(byteLimit: logBytes)
         awaitingRemotePresence = awaitsRemotePresence
-        crowd = RoomCrowd(mode: delivery, tickMs: tickMs)
+        _crowd = RoomCrowd(mode: delivery, tickMs: tickMs)
+        _room = room
     }
 
-    var isLoading: Bool { room == nil && loadError == nil }
+    // MARK: parts
+
+    /// The core room once loaded (committed and working state, history, the
+    /// dragon's label): handed over by the load, then owned by the commit
+    /// path (`CommitCoordinator`, which lends it to `RoomCatchUp`).
+    var room: Room<OutboundFrame>? { _room }
+    /// Changes the loaded room in place; nil (and nothing done) while it is not loaded.
+    @discardableResult
+    func modify<R>(_ key: Room<OutboundFrame>.Key, _ body: (inout Room<OutboundFrame>) throws -> R) rethrows -> R? {
+        guard _room != nil else { return nil }
+        return try body(&_room!)
+    }
+
+    /// The room's broadcasts (events, presence), written by every member
+    /// from its cursor: owned by `Broadcaster`.
+    var log: BroadcastLog<OutboundFrame> { _log }
+    func modify<R>(_ key: BroadcastLog<OutboundFrame>.Key, _ body: (inout BroadcastLog<OutboundFrame>) throws -> R)
+        rethrows -> R {
+        try body(&_log)
+    }
+
+    /// Intents and the creation waiting for the store: owned by `CommitCoordinator`.
+    var commits: RoomCommitState { _commits }
+    func modify<R>(_ key: RoomCommitState.Key, _ body: (inout RoomCommitState) throws -> R) rethrows -> R {
+        try body(&_commits)
+    }
+
+    /// Frame streams watching this room; they keep it in memory: owned by `FrameStreams`.
+    var streams: RoomStreams { _streams }
+    func modify<R>(_ key: RoomStreams.Key, _ body: (inout RoomStreams) throws -> R) rethrows -> R {
+        try body(&_streams)
+    }
+
+    /// The members' live pointers (never events, never recorded): owned by `PointerService`.
+    var pointers: RoomPointers { _pointers }
+    func modify<R>(_ key: RoomPointers.Key, _ body: (inout RoomPointers) throws -> R) rethrows -> R {
+        try body(&_pointers)
+    }
+
+    /// Delivery mode, load, and what waits for the next tick: owned by `CrowdDelivery`.
+    var crowd: RoomCrowd { _crowd }
+    func modify<R>(_ key: RoomCrowd.Key, _ body: (inout RoomCrowd) throws -> R) rethrows -> R {
+        try body(&_crowd)
+    }
+
+    /// The dragon votes of the current round: owned by `VoteCounter`.
+    var votes: RoomVotes { _votes }
+    func modify<R>(_ key: RoomVotes.Key, _ body: (inout RoomVotes) throws -> R) rethrows -> R {
+        try body(&_votes)
+    }
+
+    /// Acks waiting for the room's next tick: owned by `Replies`.
+    var heldReplies: HeldReplies { _heldReplies }
+    func modify<R>(_ key: HeldReplies.Key, _ body: (inout HeldReplies) throws -> R) rethrows -> R {
+        try body(&_heldReplies)
+    }
+
+    // MARK: read through
+
+    var isLoading: Bool { _room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || !observers.isEmpty || reservedSeats > 0 }
     /// Everyone here who gets the room's broadcasts.
     var listenerCount: Int { members.count + observers.count }
@@ -81,36 +123,22 @@ final class RoomRuntime {
         !isOccupied && !isLoading && commits.pendingIntents == 0 && !commits.creationPending && streams.isEmpty
     }
 
-    /// Used (for how long it stays in memory once idle): joined or sent an intent.
-    func markUsed() {
-        wasUsed = true
-    }
+    /// Joined by a client or sent an intent since it was loaded. Rooms only
+    /// ever read over HTTP, which anyone can name, leave memory sooner.
+    var wasUsed: Bool { hadSeats || commits.hadIntents }
 
-    /// Idle from `now` on (its last client or stream went, or it was read over HTTP).
-    func touch(now: Double) {
-        idleSince = now
+    /// Idle since its last client left, it was read over HTTP, or a stream closed.
+    var idleSince: Double { max(touchedAt, streams.lastClosedAt) }
+
+    /// Idle from `now` on (its last client went, or it was read over HTTP).
+    func touch(now: Double, _ key: Key) {
+        touchedAt = now
     }
 
     // MARK: loading
 
-    /// The creation of a room the store has never held, kept back while the
-    /// room is only read: it is recorded when someone joins it or changes it,
-    /// so that reading made-up rooms stores nothing.
-    private(set) var unrecordedCreation: RoomCommit?
-
     /// Whether the store has never held the room (it exists in memory only).
-    var isUnrecorded: Bool { unrecordedCreation != nil }
-
-    /// The creation to record now that the room is used; nil when it is recorded already.
-    func takeUnrecordedCreation() -> RoomCommit? {
-        defer { unrecordedCreation = nil }
-        return unrecordedCreation
-    }
-
-    /// The room is what the store holds after all (another node recorded it).
-    func dropUnrecordedCreation() {
-        unrecordedCreation = nil
-    }
+    var isUnrecorded: Bool { commits.isUnrecorded }
 
     /// Runs `body` once the room is loaded (now, if it already is).
     func whenReady(_ body: @escaping (RoomRuntime) -> Void) {
@@ -118,18 +146,16 @@ final class RoomRuntime {
     }
 
     /// Finishes loading once the room is read and, in a cluster, its remote presence known.
-    /// `creation`: the store holds no such room; it is recorded when first used.
-    func loaded(_ room: Room<OutboundFrame>, unrecorded creation: RoomCommit? = nil) {
-        unrecordedCreation = creation
+    func loaded(_ room: Room<OutboundFrame>, _ key: Key) {
         if awaitingRemotePresence { loadedButWaiting = room } else { finishLoading(room, error: nil) }
     }
 
-    func failedToLoad(_ error: StoreError) {
+    func failedToLoad(_ error: StoreError, _ key: Key) {
         finishLoading(nil, error: error)
     }
 
     private func finishLoading(_ room: Room<OutboundFrame>?, error: StoreError?) {
-        storedRoom = room
+        _room = room
         loadError = error
         let waiters = readyWaiters
         readyWaiters.removeAll()
@@ -137,7 +163,7 @@ final class RoomRuntime {
     }
 
     /// Lets a failed load be tried again by the next visitor.
-    func resetFailedLoad() {
+    func resetFailedLoad(_ key: Key) {
         loadError = nil
     }
 
@@ -146,18 +172,18 @@ final class RoomRuntime {
     private let seatKey = RoomSeat.Key()
 
     /// A connection admitted here waits for the room to load.
-    func reserveSeat(for connection: Connection) {
+    func reserveSeat(for connection: Connection, _ key: Key) {
         reservedSeats += 1
-        wasUsed = true
+        hadSeats = true
         connection.modify(seatKey) { $0.reserve(in: self) }
     }
 
     /// The wait for the load is over (the connection joins, or was closed meanwhile).
-    func endReservation() {
+    func endReservation(_ key: Key) {
         reservedSeats -= 1
     }
 
-    func add(_ connection: Connection) {
+    func add(_ connection: Connection, _ key: Key) {
         if connection.isObserver {
             connection.modify(seatKey) { $0.seated(at: observers.count) }
             observers.append(connection)
@@ -170,7 +196,7 @@ final class RoomRuntime {
     }
 
     /// Takes the connection out of the room (its entry, if welcomed, and its seat).
-    func remove(_ connection: Connection) {
+    func remove(_ connection: Connection, _ key: Key) {
         let index = connection.seat.memberIndex
         connection.modify(seatKey) { $0.vacate() }
         if connection.isObserver {
@@ -201,7 +227,7 @@ final class RoomRuntime {
     // MARK: remote presence (cluster mode)
 
     /// Everyone on the other nodes, as the bus listed them when the room was watched.
-    func remoteMembersListed(_ list: [Participant]) {
+    func remoteMembersListed(_ list: [Participant], _ key: Key) {
         remoteMembers = Dictionary(list.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         presenceChanged(at: nil)
         awaitingRemotePresence = false
@@ -212,7 +238,7 @@ final class RoomRuntime {
     }
 
     /// A client joined on another node; false when it was known.
-    func remoteJoined(_ participant: Participant) -> Bool {
+    func remoteJoined(_ participant: Participant, _ key: Key) -> Bool {
         guard remoteMembers[participant.id] == nil else { return false }
         remoteMembers[participant.id] = participant
         presenceChanged(at: nil)
@@ -220,7 +246,7 @@ final class RoomRuntime {
     }
 
     /// A client left another node; false when it was not known.
-    func remoteLeft(_ participant: Participant) -> Bool {
+    func remoteLeft(_ participant: Participant, _ key: Key) -> Bool {
         guard remoteMembers.removeValue(forKey: participant.id) != nil else { return false }
         presenceChanged(at: nil)
         return true
