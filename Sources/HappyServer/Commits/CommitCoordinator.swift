@@ -194,10 +194,12 @@ final class CommitCoordinator {
             settle(intent)
             if let event = intent.applied.event, let frame = intent.frame {
                 intent.runtime.modify(roomKey) { $0.commit(event, historyElement: frame) }
+                publisher.publish(event, frame: frame, in: intent.runtime)
             }
-            publisher.deliver(intent)
+            publisher.acknowledge(intent.reply, of: intent.intent, seq: intent.applied.ackSeq,
+                                  result: intent.applied.outcome.result, in: intent.runtime)
         case .delivered(let intents):
-            publisher.batchDelivered(intents)
+            publisher.batchDelivered(changing: intents.compactMap { $0.applied.event == nil ? nil : $0.runtime })
         case .refuse(let intent, let error):
             settle(intent)
             metrics.countError(error.code)

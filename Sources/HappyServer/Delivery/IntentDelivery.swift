@@ -20,19 +20,20 @@ final class IntentDelivery {
         self.metrics = metrics
     }
 
-    /// A recorded intent (its event committed to the room): published, then the sender's ack.
-    func deliver(_ intent: PendingIntent) {
-        if let event = intent.applied.event, let frame = intent.frame {
-            metrics.events += 1
-            crowd.publish(frame, in: intent.runtime) { event }
-        }
-        replies.acknowledge(intent.reply, of: intent.intent, seq: intent.applied.ackSeq,
-                            result: intent.applied.outcome.result, in: intent.runtime)
+    /// A recorded event (committed to the room): to its members, one by one or in the next tick.
+    func publish(_ event: RoomEvent, frame: OutboundFrame, in runtime: RoomRuntime) {
+        metrics.events += 1
+        crowd.publish(frame, in: runtime) { event }
     }
 
-    /// The intents of one recorded batch, after each was delivered.
-    func batchDelivered(_ intents: [PendingIntent]) {
-        streams.refreshStreams(after: intents)
+    /// A recorded intent's ack (each voter's, for a round), after its event.
+    func acknowledge(_ reply: ReplyTarget, of intent: Intent, seq: UInt64, result: AckResult, in runtime: RoomRuntime) {
+        replies.acknowledge(reply, of: intent, seq: seq, result: result, in: runtime)
+    }
+
+    /// One recorded batch is delivered: the frame streams of the rooms it changed refresh.
+    func batchDelivered(changing rooms: [RoomRuntime]) {
+        streams.refreshStreams(ofChanged: rooms)
     }
 
     /// An intent that was not applied.

@@ -106,12 +106,12 @@ final class FrameStreams {
         }
     }
 
-    /// After a group commit: the streams of every room that changed.
-    func refreshStreams(after intents: [PendingIntent]) {
+    /// After a group commit: the streams of every room that changed (a room may be listed more than once).
+    func refreshStreams(ofChanged rooms: [RoomRuntime]) {
         var seen: Set<ObjectIdentifier> = []
-        for intent in intents where intent.applied.event != nil && !intent.runtime.streams.isEmpty {
-            guard seen.insert(ObjectIdentifier(intent.runtime)).inserted else { continue }
-            for stream in intent.runtime.streams.list { refresh(stream) }
+        for runtime in rooms where !runtime.streams.isEmpty {
+            guard seen.insert(ObjectIdentifier(runtime)).inserted else { continue }
+            for stream in runtime.streams.list { refresh(stream) }
         }
     }
 
