@@ -152,12 +152,12 @@ final class CommitCoordinator {
 
     private func track(_ runtime: RoomRuntime, _ reply: ReplyTarget) {
         runtime.modify(commitsKey) { $0.track() }
-        if case .connection(let connection) = reply { connection.modify(intentTallyKey) { $0.track(now: clock.now()) } }
+        reply.connection?.modify(intentTallyKey) { $0.track(now: clock.now()) }
     }
 
     private func settle(_ intent: PendingIntent) {
         intent.runtime.modify(commitsKey) { $0.settle() }
-        if case .connection(let connection) = intent.reply { connection.modify(intentTallyKey) { $0.settle() } }
+        intent.reply.connection?.modify(intentTallyKey) { $0.settle() }
     }
 
     // MARK: performing

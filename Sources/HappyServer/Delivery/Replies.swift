@@ -6,6 +6,12 @@ enum ReplyTarget {
     case http(HTTPExchange)
     /// The voters of a decided round of dragon votes (section 12).
     case votes(VoteRound)
+
+    /// The WebSocket client that sent the intent, if one did (its pending intents are counted).
+    var connection: Connection? {
+        if case .connection(let connection) = self { return connection }
+        return nil
+    }
 }
 
 /// One voter of a round, answered when the round is decided.
