@@ -80,8 +80,12 @@ final class SentinelGroup: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    func pause(_ port: Int) { processes[port].map { Foundation.kill($0.processIdentifier, SIGSTOP) } }
-    func resume(_ port: Int) { processes[port].map { Foundation.kill($0.processIdentifier, SIGCONT) } }
+    func pause(_ port: Int) { signal(port, SIGSTOP) }
+    func resume(_ port: Int) { signal(port, SIGCONT) }
+
+    private func signal(_ port: Int, _ number: Int32) {
+        if let process = processes[port] { Foundation.kill(process.processIdentifier, number) }
+    }
 
     /// Starts the Redis on `port` again with its config file (which Sentinel rewrites).
     func restart(_ port: Int) throws {
