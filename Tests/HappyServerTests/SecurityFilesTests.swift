@@ -20,8 +20,10 @@ final class SecurityFilesTests: XCTestCase {
             XCTAssertEqual(page["x-content-type-options"], "nosniff", path)
             XCTAssertEqual(page["referrer-policy"], "no-referrer", path)
         }
-        XCTAssertTrue(try headers(server, "/admin")["content-security-policy"]?.contains("frame-ancestors 'none'") == true)
-        XCTAssertEqual(try headers(server, "/admin")["x-frame-options"], "DENY")
+        for path in ["/admin", "/admin.html"] {
+            XCTAssertTrue(try headers(server, path)["content-security-policy"]?.contains("frame-ancestors 'none'") == true, path)
+            XCTAssertEqual(try headers(server, path)["x-frame-options"], "DENY", path)
+        }
         XCTAssertEqual(try headers(server, "/")["x-frame-options"], "SAMEORIGIN")
         for path in ["/app.js", "/js/happy-client.js", "/style.css", "/api/state", "/healthz", "/frame/face.png?w=32&h=32"] {
             XCTAssertEqual(try headers(server, path)["x-content-type-options"], "nosniff", path)

@@ -30,8 +30,10 @@ struct SecurityHeaders: Sendable {
         [("Content-Security-Policy", Self.pagePolicy + "; frame-ancestors 'none'"), ("X-Frame-Options", "DENY")]
     }
 
-    /// A static file's headers, by its path: the common ones, and a page's for HTML (and `/`).
+    /// A static file's headers, by its path: the common ones, and a page's for HTML (and `/`);
+    /// the inspector's file is never framed, whichever address it is asked by.
     func file(path: String) -> [Header] {
-        path.hasSuffix("/") || path.hasSuffix(".html") ? common + page : common
+        if path == "/admin.html" { return common + inspector }
+        return path.hasSuffix("/") || path.hasSuffix(".html") ? common + page : common
     }
 }
