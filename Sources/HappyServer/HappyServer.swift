@@ -157,7 +157,7 @@ public final class HappyServer: @unchecked Sendable {
                                logger: logger, clock: clock)
         crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
                               broadcaster: broadcaster, replies: replies, timers: timers, metrics: metrics,
-                              logger: logger, clock: clock)
+                              logger: logger, clock: clock, serviceLoad: serviceLoad)
         delivery = IntentDelivery(crowd: crowd, replies: replies, broadcaster: broadcaster, streams: streams,
                                   metrics: metrics)
         catchUp = RoomCatchUp(defaults: rules.defaults, delivery: delivery, metrics: metrics, logger: logger)
