@@ -147,6 +147,53 @@ static inline void happy_loop_nudge_stop(void *loop, happy_loop_nudge *nudge) {
     ev_timer_stop((struct ev_loop *)loop, &nudge->timer);
 }
 
+/* How long the loop waited for events: a prepare watcher notes the time
+ * just before the loop blocks, a check watcher adds the wait just after it
+ * (check watchers run before the turn's other callbacks). Two clock reads
+ * per turn; the owner takes the sum after each turn. Neither watcher keeps
+ * the loop alive, so the loop blocks exactly as it did without them; they
+ * go with the loop. */
+typedef struct happy_loop_wait {
+    ev_prepare prepare;
+    ev_check check;
+    double began;
+    double waited;
+} happy_loop_wait;
+
+static inline void happy_loop_wait_begins(struct ev_loop *loop, ev_prepare *prepare, int revents) {
+    (void)loop;
+    (void)revents;
+    ((happy_loop_wait *)prepare)->began = ev_time();
+}
+
+static inline void happy_loop_wait_ends(struct ev_loop *loop, ev_check *check, int revents) {
+    (void)loop;
+    (void)revents;
+    happy_loop_wait *wait = (happy_loop_wait *)((char *)check - offsetof(happy_loop_wait, check));
+    double waited = ev_time() - wait->began;
+    /* ev_time() is the wall clock: a step back must not count. */
+    if (waited > 0) wait->waited += waited;
+}
+
+static inline void happy_loop_wait_start(void *loop, happy_loop_wait *wait) {
+    struct ev_loop *ev = (struct ev_loop *)loop;
+    wait->began = ev_time();
+    wait->waited = 0;
+    ev_prepare_init(&wait->prepare, happy_loop_wait_begins);
+    ev_check_init(&wait->check, happy_loop_wait_ends);
+    ev_prepare_start(ev, &wait->prepare);
+    ev_unref(ev);
+    ev_check_start(ev, &wait->check);
+    ev_unref(ev);
+}
+
+/* Seconds waited since the last call. */
+static inline double happy_loop_wait_take(happy_loop_wait *wait) {
+    double waited = wait->waited;
+    wait->waited = 0;
+    return waited;
+}
+
 /* A one-shot timer of our own on the epoll loop. lws runs its own timers
  * (suls) only from an idle watcher, which libev starves while any socket
  * stays readable: an HTTP client that hangs up while its response is

@@ -120,6 +120,8 @@ public final class LWSServerHost {
     private let route: LWSCallbackRoute
     private let storage: LWSContextStorage
     private var destroyed = false
+    /// The epoll loop's waits are measured (`takeWaitedSeconds`).
+    private var measuresWaits = false
     private let vhost: OpaquePointer
     private let listenSocket: LWSListenSocket?
     private let servesTLS: Bool
@@ -178,7 +180,9 @@ public final class LWSServerHost {
         }
         if let eventLoop {
             happy_loop_nudge_start(eventLoop, storage.loopNudge, pointer)
+            happy_loop_wait_start(eventLoop, storage.loopWait)
             route.loopNudge = (eventLoop, storage.loopNudge)
+            measuresWaits = true
         }
 
         var vhostInfo = lws_context_creation_info()
@@ -270,6 +274,14 @@ public final class LWSServerHost {
         return true
     }
 
+    /// Seconds the event loop waited for events since the last call: the
+    /// service thread's idle time. Nil on lws's own poll() loop, which is
+    /// not measured.
+    public func takeWaitedSeconds() -> Double? {
+        guard measuresWaits, !destroyed else { return nil }
+        return happy_loop_wait_take(storage.loopWait)
+    }
+
     /// Closes every connection (with their callbacks) and the listening
     /// socket. Cancel the context's timers first. Idempotent.
     public func destroy() {
@@ -306,6 +318,11 @@ final class LWSContextStorage {
         nudge.initialize(to: happy_loop_nudge())
         return nudge
     }()
+    let loopWait: UnsafeMutablePointer<happy_loop_wait> = {
+        let wait = UnsafeMutablePointer<happy_loop_wait>.allocate(capacity: 1)
+        wait.initialize(to: happy_loop_wait())
+        return wait
+    }()
     private var protocolLists: [UnsafeMutablePointer<lws_protocols>] = []
     private var mounts: [UnsafeMutablePointer<lws_http_mount>] = []
     private var extensionLists: [UnsafeMutablePointer<lws_extension>] = []
@@ -313,6 +330,7 @@ final class LWSContextStorage {
 
     deinit {
         loopNudge.deallocate()
+        loopWait.deallocate()
         for list in protocolLists { list.deallocate() }
         for mount in mounts { mount.deallocate() }
         for list in extensionLists { list.deallocate() }

@@ -25,6 +25,8 @@ public final class HappyServer: @unchecked Sendable {
     let refusals: RefusalLog
     let inbox = WakeInbox()
     let clock: ServiceClock
+    /// How busy the service thread is, measured at each loop turn.
+    let serviceLoad: ServiceLoad
     let lifecycle = ServerLifecycle()
     private let webRoot: String
     private let timers: any ServerTimerSource
@@ -117,6 +119,7 @@ public final class HappyServer: @unchecked Sendable {
         self.logger = logger
         self.timers = timers
         clock = ServiceClock(source: time)
+        serviceLoad = ServiceLoad(clock: clock)
         refusals = RefusalLog(logger: logger, clock: clock)
         webRoot = try Self.checkedWebRoot(config.webRoot)
         let art = try FrameService.loadArt(webRoot: webRoot)
@@ -154,7 +157,7 @@ public final class HappyServer: @unchecked Sendable {
                                logger: logger, clock: clock)
         crowd = CrowdDelivery(settings: config.crowd, presenceBroadcastMax: limits.presenceBroadcastMax,
                               broadcaster: broadcaster, replies: replies, timers: timers, metrics: metrics,
-                              logger: logger, clock: clock)
+                              logger: logger, clock: clock, serviceLoad: serviceLoad)
         delivery = IntentDelivery(crowd: crowd, replies: replies, broadcaster: broadcaster, streams: streams,
                                   metrics: metrics)
         catchUp = RoomCatchUp(defaults: rules.defaults, delivery: delivery, metrics: metrics, logger: logger)
@@ -193,7 +196,7 @@ public final class HappyServer: @unchecked Sendable {
                               logger: logger, clock: clock)
         status = StatusRoutes(coordinator: coordinator, cluster: cluster, registry: registry, directory: directory,
                               streams: streams, webhookStats: senders.stats, responder: responder, metrics: metrics,
-                              clock: clock)
+                              clock: clock, serviceLoad: serviceLoad)
         var router = HTTPRouter()
         status.register(in: &router)
         api.register(in: &router)
@@ -289,6 +292,8 @@ public final class HappyServer: @unchecked Sendable {
             // to every client whose transport holds nothing back.
             let serving = broadcaster.writingAfter { () -> Bool in
                 guard host.service() else { return false }
+                // The wait ended this turn; the work since the last one did not wait.
+                if let waited = host.takeWaitedSeconds() { serviceLoad.waited(waited) }
                 afterServiceTurn()
                 return true
             }

@@ -229,6 +229,38 @@ final class CrowdDeliveryTests: XCTestCase {
         XCTAssertEqual(shrunk.first?["tickMs"]?.intValue, 50)
     }
 
+    func testATicksLengthFollowsHowBusyTheServiceThreadIs() {
+        let test = server { $0.mode = .tick }
+        let watcher = test.joined(name: "watcher"), writer = test.joined(name: "writer")
+        var delta = 1
+        /// Events every tenth of a second for `seconds`, the service thread
+        /// busy for `busyShare` of it; the ticks announced meanwhile.
+        func serve(seconds: Double, busyShare: Double) -> [Int] {
+            var announced: [Int] = []
+            for _ in 0..<Int((seconds * 10).rounded()) {
+                test.sendIntent(writer, "face.nudgeHappiness", #""delta":\#(delta)"#)
+                delta = -delta
+                test.serve(seconds: 0.1, busyShare: busyShare)
+                announced += test.messages(of: watcher).ofType("delivery").map {
+                    XCTAssertEqual($0["mode"]?.stringValue, "tick")
+                    return $0["tickMs"]?.intValue ?? -1
+                }
+                _ = test.messages(of: writer)
+            }
+            return announced
+        }
+
+        XCTAssertEqual(serve(seconds: 2, busyShare: 0.3), [], "an idle thread: the tick of the room's size")
+        XCTAssertEqual(serve(seconds: 3, busyShare: 0.95), [80, 120, 180], "busy: half again, once a second")
+        XCTAssertEqual(test.messages(of: test.connect(name: "late")).first?["tickMs"]?.intValue, 180,
+                       "a welcome names the longer tick")
+        XCTAssertEqual(serve(seconds: 5, busyShare: 0.65), [], "between the marks: the tick holds")
+        let idle = serve(seconds: 5, busyShare: 0.1)
+        XCTAssertEqual(idle, [130], "a quarter shorter after 3 s idle (the busy second before included)")
+        XCTAssertEqual(serve(seconds: 12, busyShare: 0.1), [90, 60, 50], "back to the floor, a step every 3 s")
+        XCTAssertEqual(serve(seconds: 5, busyShare: 0.1), [], "never below the floor")
+    }
+
     func testPresenceRidesInTheTickInTickMode() {
         let test = server { $0.mode = .tick }
         let watcher = test.joined(name: "watcher")

@@ -8,8 +8,9 @@ import HappyCore
 /// while its load (events per second × clients) is above `tickAbove`, and
 /// back once it has stayed below half of that for 10 s. In a room of more
 /// than `presenceBatchAbove` clients joins and leaves go out in batches, at
-/// most one per tick. Owns each room's `crowd`; one timer ticks every room
-/// with something to send.
+/// most one per tick. A ticking room's tick follows its size and, through
+/// its `TickGovernor`, how busy the service thread is (`ServiceLoad`). Owns
+/// each room's `crowd`; one timer ticks every room with something to send.
 final class CrowdDelivery {
     /// Seconds the load must stay low before a room leaves tick mode.
     static let quietSeconds = 10.0
@@ -29,6 +30,7 @@ final class CrowdDelivery {
     private let metrics: Metrics
     private let logger: Logger
     private let clock: ServiceClock
+    private let serviceLoad: ServiceLoad
     /// Rooms with something for the next tick, by identity.
     private var dueRooms: [ObjectIdentifier: RoomRuntime] = [:]
     /// Rooms in tick mode, watched for their load to fall.
@@ -37,7 +39,7 @@ final class CrowdDelivery {
     private let crowdKey = RoomCrowd.Key()
 
     init(settings: HappyConfig.CrowdSection, presenceBroadcastMax: Int, broadcaster: Broadcaster, replies: Replies,
-         timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock) {
+         timers: any TimerScheduling, metrics: Metrics, logger: Logger, clock: ServiceClock, serviceLoad: ServiceLoad) {
         self.settings = settings
         self.presenceBroadcastMax = presenceBroadcastMax
         self.broadcaster = broadcaster
@@ -46,6 +48,7 @@ final class CrowdDelivery {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        self.serviceLoad = serviceLoad
     }
 
     /// How long after its last tick (or batch) a room sends what waits: its
@@ -139,7 +142,7 @@ final class CrowdDelivery {
                 continue
             }
             dueRooms.removeValue(forKey: key)
-            if runtime.crowd.mode == .tick { retune(runtime) }
+            if runtime.crowd.mode == .tick { retune(runtime, now: now) }
             send(runtime.modify(crowdKey) { $0.takePending(now: now) }, in: runtime)
         }
         for runtime in tickingRooms.values where runtime.crowd.mode == .tick {
@@ -178,15 +181,22 @@ final class CrowdDelivery {
 
     /// A ticking room's tick follows its size: longer at once when its
     /// clients outgrow `tickWritesPerSecond`, shorter once they shrank by a
-    /// quarter (not at every leave); each change is announced.
-    private func retune(_ runtime: RoomRuntime) {
-        let wanted = settings.tickMilliseconds(clients: runtime.listenerCount)
+    /// quarter (not at every leave). Above that floor it follows the service
+    /// thread's busy share, a step at a time (`TickGovernor`). Each change is
+    /// announced.
+    private func retune(_ runtime: RoomRuntime, now: Double) {
+        let floor = settings.tickMilliseconds(clients: runtime.listenerCount)
+        let busyShare = serviceLoad.busyShare()
+        let step = runtime.modify(crowdKey) { $0.governTick(busyShare: busyShare, floorMs: floor, now: now) }
+        let wanted = runtime.crowd.governor.tickMs(floorMs: floor)
         let current = runtime.crowd.tickMs
-        guard wanted > current || wanted * 4 <= current * 3 else { return }
+        guard wanted != current, step != nil || wanted > current || wanted * 4 <= current * 3 else { return }
         runtime.modify(crowdKey) { $0.setTickMs(wanted) }
         announce(.tick, in: runtime)
         logger.info("room's tick changed", ["room": runtime.name, "tickMs": "\(wanted)",
-                                            "clients": "\(runtime.listenerCount)"])
+                                            "reason": step == nil ? "clients" : "busy",
+                                            "clients": "\(runtime.listenerCount)",
+                                            "busyShare": "\((busyShare * 100).rounded() / 100)"])
     }
 
     private func switchToTicks(_ runtime: RoomRuntime) {

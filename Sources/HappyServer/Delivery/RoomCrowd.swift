@@ -6,8 +6,11 @@ import HappyCore
 /// `Replies`). Owned by `CrowdDelivery`.
 struct RoomCrowd {
     private(set) var mode: DeliveryMode
-    /// The room's tick, as last announced (`crowd.tickMs`, or longer in a big room).
+    /// The room's tick, as last announced (`crowd.tickMs`, or longer in a big
+    /// room or on a busy service thread).
     private(set) var tickMs: Int
+    /// How much longer than its size asks for the tick is while the service thread is busy.
+    private(set) var governor = TickGovernor()
     private(set) var load = LoadMeter()
     /// Since when the load has stayed below half of `tickAbove` (in tick mode).
     private(set) var quietSince: Double?
@@ -38,10 +41,17 @@ struct RoomCrowd {
     mutating func switchMode(to mode: DeliveryMode) {
         self.mode = mode
         quietSince = nil
+        // A room ticking again starts from the tick its size asks for.
+        if mode == .each { governor = TickGovernor() }
     }
 
     mutating func setTickMs(_ milliseconds: Int) {
         tickMs = milliseconds
+    }
+
+    /// Lets the governor follow the service thread's busy share; returns its step, if any.
+    mutating func governTick(busyShare: Double, floorMs: Int, now: Double) -> TickGovernor.Step? {
+        governor.update(busyShare: busyShare, floorMs: floorMs, now: now)
     }
 
     mutating func recordEvent(now: Double) {

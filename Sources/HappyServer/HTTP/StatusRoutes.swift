@@ -11,11 +11,12 @@ final class StatusRoutes {
     private let responder: HTTPResponder
     private let metrics: Metrics
     private let clock: ServiceClock
+    private let serviceLoad: ServiceLoad
     private let startedAt: Double
 
     init(coordinator: CommitCoordinator, cluster: ClusterLink, registry: ConnectionRegistry, directory: RoomDirectory,
          streams: FrameStreams, webhookStats: WebhookStats, responder: HTTPResponder, metrics: Metrics,
-         clock: ServiceClock) {
+         clock: ServiceClock, serviceLoad: ServiceLoad) {
         self.webhookStats = webhookStats
         self.coordinator = coordinator
         self.cluster = cluster
@@ -25,6 +26,7 @@ final class StatusRoutes {
         self.responder = responder
         self.metrics = metrics
         self.clock = clock
+        self.serviceLoad = serviceLoad
         startedAt = clock.fresh()
     }
 
@@ -69,6 +71,7 @@ final class StatusRoutes {
                       webhookBatches: webhookStats.batches.load(ordering: .relaxed),
                       webhookFailedAttempts: webhookStats.failedAttempts.load(ordering: .relaxed),
                       webhooksDropped: webhookStats.dropped.load(ordering: .relaxed),
+                      serviceBusyRatio: serviceLoad.busyShare(),
                       uptimeSeconds: clock.fresh() - startedAt,
                       process: ProcessStats.read())
     }

@@ -13,6 +13,8 @@ struct MetricsGauges {
     var webhookBatches = 0
     var webhookFailedAttempts = 0
     var webhooksDropped = 0
+    /// The share of the last second the service thread worked rather than waited.
+    var serviceBusyRatio = 0.0
     var uptimeSeconds = 0.0
     var process = ProcessStats()
 }
@@ -118,6 +120,9 @@ enum MetricsRenderer {
                gauges.webhookFailedAttempts)
         single("happy_webhook_dropped_total", "counter", "Webhook deliveries dropped past webhookQueueMax.",
                gauges.webhooksDropped)
+        metric("happy_service_busy_ratio", "gauge",
+               "Share of the last second the service thread spent working rather than waiting for events.",
+               [("", String(format: "%.3f", gauges.serviceBusyRatio))])
         let process = gauges.process
         single("happy_process_resident_memory_bytes", "gauge", "Resident set size.", process.residentBytes)
         single("happy_process_open_fds", "gauge", "Open file descriptors.", process.openFileDescriptors)

@@ -132,6 +132,17 @@ final class TestServer {
         server.afterServiceTurn()
     }
 
+    /// Loop turns of `turnSeconds` for `seconds`, as `run()` would serve
+    /// them: each waits for events for `1 - busyShare` of its time (as the
+    /// event loop reports it), and the rest is work.
+    func serve(seconds: Double, busyShare: Double, turnSeconds: Double = 0.05) {
+        for _ in 0..<Int((seconds / turnSeconds).rounded()) {
+            advance(by: turnSeconds)
+            server.serviceLoad.waited(turnSeconds * (1 - busyShare))
+            turn()
+        }
+    }
+
     /// Rewrites the configuration and reloads it, as SIGHUP does.
     func reload(_ change: (inout HappyConfig) -> Void) {
         change(&file.config)
