@@ -45,7 +45,8 @@ help:
 	@echo "make fuzz   fuzz the wire codec and reducer until stopped (make test runs $(FUZZ_RUNS) inputs)"
 	@echo "make bench  benchmark workloads (happybench, render timings) and, with PEER_BENCH=DIR, the peers side by side;"
 	@echo "            ends with one table of the tracked figures, each with its ratio to the C peer and its target"
-	@echo "make bench-check PEER_BENCH=DIR  about a minute: fails when a fan-out ratio to the C peer is past its target by more than the noise"
+	@echo "make bench-check PEER_BENCH=DIR  1-2 minutes: fails when a fan-out ratio to uWebSockets.js (when the peers' bench has it;"
+	@echo "            else the C peer; BASELINE=uws|lws) is past its target by more than the noise"
 	@echo "make bench-hold  only the held-connections workload: 19000 WebSockets pinged, one event a second for 60 s, then idle"
 	@echo "make bench-pointers  only the live-pointer workloads: 200 pointers at 30 Hz, and beside the N=1000 fan-out"
 	@echo "make bench-history  only the history workload: a room of 100000 events on SQLite, its past read back, pruning, cost"
@@ -168,7 +169,8 @@ bench: bootstrap-bench release
 	  --crowd-joins bench/results/peers-crowd-joins.jsonl --render bench/results/render.txt \
 	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
 
-# The fan-out ratios to the C peer, N=1000 and N=5000, in about a minute; fails past target + noise.
+# The fan-out ratios to uWebSockets.js at N=100, 1000 and 5000 when the peers' bench can load it,
+# else to the C peer at N=1000 and 5000 (BASELINE=uws|lws forces one); fails past target + noise.
 bench-check: bootstrap-build
 	@[ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/run.sh" ] || { \
 	  echo "bench-check: needs the peers' fan-out benchmark: make bench-check PEER_BENCH=/path/to/bench"; exit 2; }

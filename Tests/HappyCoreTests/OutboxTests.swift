@@ -46,6 +46,21 @@ final class OutboxTests: XCTestCase {
         XCTAssertNil(outbox.first)
     }
 
+    func testAnEmptiedOutboxGivesBackItsStorage() {
+        var outbox = Outbox<String>(limit: 100)
+        XCTAssertEqual(outbox.storageCapacity, 0)
+        outbox.push("welcome", bytes: 30, droppable: false)
+        outbox.push("e1", bytes: 10, droppable: true)
+        XCTAssertGreaterThan(outbox.storageCapacity, 0)
+        outbox.removeFirst()
+        XCTAssertGreaterThan(outbox.storageCapacity, 0, "kept while something is queued")
+        outbox.removeFirst()
+        XCTAssertEqual(outbox.storageCapacity, 0)
+        outbox.push("ack", bytes: 20, droppable: false)
+        XCTAssertEqual(contents(outbox), ["ack"])
+        XCTAssertEqual(outbox.queuedBytes, 20)
+    }
+
     func testExactlyTheLimitIsStillQueued() {
         var outbox = Outbox<String>(limit: 100)
         XCTAssertEqual(outbox.push("e1", bytes: 60, droppable: true), .queued)

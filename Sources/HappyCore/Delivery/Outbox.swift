@@ -99,13 +99,19 @@ public struct Outbox<Payload> {
         return .queued
     }
 
-    /// Removes the first entry once it has been written.
+    /// Removes the first entry once it has been written. An outbox it empties
+    /// gives back its storage: most clients' only message of their own is the
+    /// welcome, and an idle client should not keep a ring for it.
     @inlinable @discardableResult
     public mutating func removeFirst() -> Entry {
         let slot = entries.removeFirst()
         if slot.payload == nil { storedResyncPending = false } else { storedQueuedBytes -= slot.bytes }
+        if entries.isEmpty { entries.removeAll() }
         return slot.entry
     }
+
+    /// Slots of storage held (0 while nothing has been queued since it last emptied).
+    @inlinable public var storageCapacity: Int { entries.capacity }
 
     /// Replaces the queued events with one resync (the state jumped ahead).
     @inlinable
