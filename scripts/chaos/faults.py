@@ -60,8 +60,10 @@ class Schedule:
     """Every kind once per round, in a seeded random order, so short runs see all of them;
     with Sentinel, each round opens with a failover, so even a short run has one."""
 
-    def __init__(self, rng, node_count, kinds=None, sentinel=False):
+    def __init__(self, rng, node_count, kinds=None, sentinel=False, slow_links="any"):
         self.rng, self.node_count, self.sentinel = rng, node_count, sentinel
+        # "nodes": slow links only on the nodes' side, never Redis's (see docs/chaos.md, a slow primary).
+        self.slow_links = slow_links
         self.kinds = kinds or (SENTINEL_TYPES if sentinel else FAULT_TYPES)
         self.round = []
 
@@ -78,6 +80,8 @@ class Schedule:
         redis = "primary" if self.sentinel else "redis"
         if kind == "slow-link":
             target = self.rng.choice([node, redis])
+            if self.slow_links == "nodes":
+                target = node
         elif kind in ("redis-pause", "redis-restart") or kind in FAILOVER_TYPES:
             target = redis
         elif kind == "replica-kill":

@@ -73,7 +73,8 @@ class Run:
         self.log("cluster up, writers acked on every node; faults start")
 
         kinds = args.faults.split(",") if args.faults else None
-        schedule = faults.Schedule(self.rng, len(self.cluster.nodes), kinds, sentinel=self.cluster.sentinel)
+        schedule = faults.Schedule(self.rng, len(self.cluster.nodes), kinds, sentinel=self.cluster.sentinel,
+                                   slow_links=args.slow_links)
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
             self.one_fault(schedule.next())
@@ -354,6 +355,9 @@ def main():
     parser.add_argument("--topology", choices=["sentinel", "single"], default="sentinel",
                         help="sentinel (default): a primary, two replicas and three sentinels; single: one Redis")
     parser.add_argument("--faults", help="comma-separated fault kinds to draw from (default: every kind of the topology)")
+    parser.add_argument("--slow-links", choices=["any", "nodes"], default="any",
+                        help="where slow-link faults go: any link (default), or the nodes' links only, never "
+                             "Redis's (a slow primary can lose acked intents to Sentinel: docs/chaos.md)")
     parser.add_argument("--min-failovers", type=int, default=0,
                         help="a violation unless at least this many failovers happened (Sentinel)")
     parser.add_argument("--restart-pause-bounds", metavar="MEDIAN_MS,P99_MS",
