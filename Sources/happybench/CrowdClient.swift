@@ -32,8 +32,10 @@ final class CrowdTally: @unchecked Sendable {
         var presenceBytes = 0
         var deliveryToTick = 0
         var deliveryToEach = 0
-        /// The longest tick the server announced (a big room ticks less often).
+        /// The longest tick the server announced (a big room, or a busy server, ticks less often).
         var announcedTickMs: UInt64 = 0
+        /// The shortest (0: none announced); the tick adapts while the room runs.
+        var shortestAnnouncedTickMs: UInt64 = 0
         /// The most events one tick carried at any client, and ticks with more than one.
         var mostEventsInOneTick: UInt64 = 0
         var ticksWithMoreThanOneEvent = 0
@@ -280,6 +282,7 @@ final class CrowdClient: SocketClient, @unchecked Sendable {
             tally.counts.deliveryToTick += 1
             if let tickMs = MessageScan.unsigned(after: Self.tickMsKey, in: bytes, from: 27) {
                 tally.counts.announcedTickMs = max(tally.counts.announcedTickMs, tickMs.value)
+                tally.counts.shortestAnnouncedTickMs = Self.shorter(tally.counts.shortestAnnouncedTickMs, tickMs.value)
             }
             if isObserver && tally.counts.observedSwitchToTickAt == nil { tally.counts.observedSwitchToTickAt = now }
         } else {
@@ -288,6 +291,11 @@ final class CrowdClient: SocketClient, @unchecked Sendable {
     }
 
     private static let tickMsKey = Array(#""tickMs":"#.utf8)
+
+    /// The shorter of two announced ticks, 0 standing for none.
+    static func shorter(_ one: UInt64, _ other: UInt64) -> UInt64 {
+        one == 0 ? other : other == 0 ? one : min(one, other)
+    }
     private static let namesKey = Array(#""names":{"#.utf8)
     private static let forwardNameKey = Array(#""forwardButtonClicked:":"#.utf8)
     private static let backNameKey = Array(#""backButtonClicked:":"#.utf8)

@@ -357,6 +357,7 @@ extension CrowdTally.Counts {
         deliveryToTick += other.deliveryToTick
         deliveryToEach += other.deliveryToEach
         announcedTickMs = max(announcedTickMs, other.announcedTickMs)
+        shortestAnnouncedTickMs = CrowdClient.shorter(shortestAnnouncedTickMs, other.shortestAnnouncedTickMs)
         mostEventsInOneTick = max(mostEventsInOneTick, other.mostEventsInOneTick)
         ticksWithMoreThanOneEvent += other.ticksWithMoreThanOneEvent
         messagesOutsideWindow += other.messagesOutsideWindow

@@ -161,7 +161,7 @@ extension Workloads {
                 "dropped": c.dropped, "firstDrop": c.firstDropReason ?? "",
                 "ticks": c.ticks, "events": c.events, "presenceMessages": c.presenceMessages,
                 "deliveryMessages": ["tick": c.deliveryToTick, "each": c.deliveryToEach],
-                "announcedTickMs": c.announcedTickMs,
+                "announcedTickMs": c.announcedTickMs, "shortestAnnouncedTickMs": c.shortestAnnouncedTickMs,
                 "switchToTickSeconds": result.switchToTickSeconds ?? -1,
                 "mostEventsInOneTick": c.mostEventsInOneTick, "ticksWithMoreThanOneEvent": c.ticksWithMoreThanOneEvent,
                 "observer": ["ticks": c.observedTicks, "dragonEvents": c.observedDragonEvents,
