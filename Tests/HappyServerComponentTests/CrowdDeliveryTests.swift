@@ -230,7 +230,11 @@ final class CrowdDeliveryTests: XCTestCase {
     }
 
     func testATicksLengthFollowsHowBusyTheServiceThreadIs() {
-        let test = server { $0.mode = .tick }
+        // A budget so small that two clients' ticks weigh (a tenth of it: 10 writes a second).
+        let test = server {
+            $0.mode = .tick
+            $0.tickWritesPerSecond = 100
+        }
         let watcher = test.joined(name: "watcher"), writer = test.joined(name: "writer")
         var delta = 1
         /// Events every tenth of a second for `seconds`, the service thread
@@ -259,6 +263,18 @@ final class CrowdDeliveryTests: XCTestCase {
         XCTAssertEqual(idle, [130], "a quarter shorter after 3 s idle (the busy second before included)")
         XCTAssertEqual(serve(seconds: 12, busyShare: 0.1), [90, 60, 50], "back to the floor, a step every 3 s")
         XCTAssertEqual(serve(seconds: 5, busyShare: 0.1), [], "never below the floor")
+    }
+
+    func testASmallRoomKeepsItsTickHoweverBusyTheThread() {
+        // Two clients' ticks are far from a tenth of the default budget (100 000 writes a second).
+        let test = server { $0.mode = .tick }
+        let watcher = test.joined(name: "watcher"), writer = test.joined(name: "writer")
+        for index in 0..<30 {
+            test.sendIntent(writer, "face.nudgeHappiness", #""delta":\#(index % 2 == 0 ? 1 : -1)"#)
+            test.serve(seconds: 0.1, busyShare: 0.95)
+            XCTAssertEqual(test.messages(of: watcher).ofType("delivery"), [], "a busy thread, a small room: no longer tick")
+            _ = test.messages(of: writer)
+        }
     }
 
     func testPresenceRidesInTheTickInTickMode() {

@@ -182,14 +182,21 @@ final class CrowdDelivery {
     /// A ticking room's tick follows its size: longer at once when its
     /// clients outgrow `tickWritesPerSecond`, shorter once they shrank by a
     /// quarter (not at every leave). Above that floor it follows the service
-    /// thread's busy share, a step at a time (`TickGovernor`). Each change is
-    /// announced.
+    /// thread's busy share, a step at a time (`TickGovernor`), when its ticks
+    /// weigh: they take at least a tenth of `tickWritesPerSecond`. A small
+    /// room's ticks cost little, and a longer tick would only delay its acks
+    /// (the thread may be busy with anything, a flood refused included).
+    /// Each change is announced.
     private func retune(_ runtime: RoomRuntime, now: Double) {
         let floor = settings.tickMilliseconds(clients: runtime.listenerCount)
         let busyShare = serviceLoad.busyShare()
-        let step = runtime.modify(crowdKey) { $0.governTick(busyShare: busyShare, floorMs: floor, now: now) }
-        let wanted = runtime.crowd.governor.tickMs(floorMs: floor)
         let current = runtime.crowd.tickMs
+        let writesPerSecond = runtime.listenerCount * 1000 / max(1, current)
+        let ticksWeigh = writesPerSecond * 10 >= settings.tickWritesPerSecond
+        let step = runtime.modify(crowdKey) {
+            $0.governTick(busyShare: busyShare, floorMs: floor, now: now, mayGrow: ticksWeigh)
+        }
+        let wanted = runtime.crowd.governor.tickMs(floorMs: floor)
         guard wanted != current, step != nil || wanted > current || wanted * 4 <= current * 3 else { return }
         runtime.modify(crowdKey) { $0.setTickMs(wanted) }
         announce(.tick, in: runtime)

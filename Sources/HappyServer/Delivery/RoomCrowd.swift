@@ -50,8 +50,8 @@ struct RoomCrowd {
     }
 
     /// Lets the governor follow the service thread's busy share; returns its step, if any.
-    mutating func governTick(busyShare: Double, floorMs: Int, now: Double) -> TickGovernor.Step? {
-        governor.update(busyShare: busyShare, floorMs: floorMs, now: now)
+    mutating func governTick(busyShare: Double, floorMs: Int, now: Double, mayGrow: Bool) -> TickGovernor.Step? {
+        governor.update(busyShare: busyShare, floorMs: floorMs, now: now, mayGrow: mayGrow)
     }
 
     mutating func recordEvent(now: Double) {

@@ -33,11 +33,14 @@ struct TickGovernor {
 
     /// Follows the busy share at `now` (monotonic seconds); returns the step
     /// taken, if any. `tickMs(floorMs:)` then says the tick wanted.
-    mutating func update(busyShare: Double, floorMs: Int, now: Double) -> Step? {
+    /// `mayGrow`: whether a longer tick would relieve the thread (a room whose
+    /// ticks cost little holds its tick however busy the thread is).
+    mutating func update(busyShare: Double, floorMs: Int, now: Double, mayGrow: Bool = true) -> Step? {
         // The room outgrew the stretch: its size sets the tick again.
         if let stretched = stretchedMs, stretched <= floorMs { stretchedMs = nil }
         if busyShare > Self.busyAbove {
             idleSince = nil
+            guard mayGrow else { return nil }
             let current = tickMs(floorMs: floorMs)
             guard now - lastStepAt >= Self.settleSeconds, current < Self.maximumMs else { return nil }
             stretchedMs = min(Self.maximumMs, Self.roundedUp(Double(current) * Self.growth))
