@@ -62,14 +62,13 @@ final class CommitCoordinator {
     /// `votes`: a voted dragon event's tally (the intent is the round's majority).
     func submit(_ intent: Intent, in runtime: RoomRuntime, sender: Participant, reply: ReplyTarget,
                 votes: VoteTally? = nil) {
-        guard runtime.room != nil else {
-            return publisher.refuse(reply, error: WireError(.unavailable, "room \(runtime.name) is not loaded", id: intent.id))
-        }
         if let refusal = machine.refusal(intentID: intent.id) {
             metrics.countError(.unavailable)
             return publisher.refuse(reply, error: refusal)
         }
-        guard let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes) else { return }
+        guard let pending = apply(intent, in: runtime, sender: sender, reply: reply, votes: votes) else {
+            return publisher.refuse(reply, error: Self.notLoaded(runtime, id: intent.id))
+        }
         track(runtime, reply)
         // A room only read so far is recorded with its first change, ahead of it in the batch.
         if pending.applied.event != nil { recordUnrecordedCreation(of: runtime) }
@@ -131,6 +130,10 @@ final class CommitCoordinator {
         if let creation = catchUp.announce(outcome, in: runtime) {
             recordCreation(creation, of: runtime)
         }
+    }
+
+    private static func notLoaded(_ runtime: RoomRuntime, id: String?) -> WireError {
+        WireError(.unavailable, "room \(runtime.name) is not loaded", id: id)
     }
 
     /// Runs the reducer on the room's working state and encodes the event
@@ -210,7 +213,11 @@ final class CommitCoordinator {
             advance(runtime, to: stored, refusedBase: refusedBase)
             for intent in reapply {
                 guard let pending = apply(intent.intent, in: runtime, sender: intent.sender, reply: intent.reply,
-                                          votes: intent.votes) else { continue }
+                                          votes: intent.votes) else {
+                    // Answered, not dropped: its sender counts it pending until then.
+                    queued.append(.refuse(intent, Self.notLoaded(runtime, id: intent.intent.id)))
+                    continue
+                }
                 queued += machine.applied(pending)
             }
         case .flush:
