@@ -204,6 +204,16 @@ elif ! quiet podman run -d --name "$tag" --systemd=always --stop-signal SIGRTMIN
   fail "systemd did not start in a container"
 else
   in_systemd() { podman exec "$tag" sh -c "$1"; }
+  # The unit's main process once it differs from $1 and $1 is gone (up to 10 s; else $1's).
+  new_main_pid() {
+    local pid=$1
+    for _ in $(seq 1 100); do
+      pid=$(in_systemd 'systemctl show -p MainPID --value happy')
+      [ "$pid" != "$1" ] && ! in_systemd "kill -0 $1" 2>/dev/null && break
+      sleep 0.1
+    done
+    echo "$pid"
+  }
   for _ in $(seq 1 50); do
     case $(in_systemd 'systemctl is-system-running' 2>/dev/null) in running|degraded) break ;; esac
     sleep 0.2
@@ -225,23 +235,14 @@ else
   # An upgrade in place: the new process tells systemd it is the main one (MAINPID=), the old one leaves.
   before=$(in_systemd 'systemctl show -p MainPID --value happy')
   in_systemd 'systemctl kill --signal=SIGUSR2 --kill-whom=main happy'
-  after=$before
-  for _ in $(seq 1 100); do
-    after=$(in_systemd 'systemctl show -p MainPID --value happy')
-    [ "$after" != "$before" ] && ! in_systemd "kill -0 $before" 2>/dev/null && break
-    sleep 0.1
-  done
+  after=$(new_main_pid "$before")
   echo "upgrade (SIGUSR2): main process $before -> $after, $(in_systemd 'systemctl is-active happy')"
   [ "$after" != "$before" ] || fail "systemd did not follow the upgraded process (MainPID stayed $before)"
   in_systemd 'happyclient --room systemd-check state' | grep -q 'happiness *70' || fail "the room after the upgrade"
   # The package's own upgrade path: its postinst, as dpkg runs it after unpacking a new version.
   before=$after
   in_systemd 'sh /var/lib/dpkg/info/happy.postinst configure 0.0~older' || fail "the package's postinst failed"
-  for _ in $(seq 1 100); do
-    after=$(in_systemd 'systemctl show -p MainPID --value happy')
-    [ "$after" != "$before" ] && ! in_systemd "kill -0 $before" 2>/dev/null && break
-    sleep 0.1
-  done
+  after=$(new_main_pid "$before")
   echo "package upgrade (postinst configure 0.0~older): main process $before -> $after, $(in_systemd 'systemctl is-active happy'), restarts: $(in_systemd 'systemctl show -p NRestarts --value happy')"
   [ "$after" != "$before" ] || fail "the package upgrade did not upgrade the running server in place"
   in_systemd 'journalctl -u happy -o cat --no-pager | grep -c "upgrade: the new process serves"' | grep -q '^2$' \
