@@ -71,7 +71,10 @@ let package = Package(
         .target(name: "HappyVersion", cSettings: versionDefine),
 
         // Pure Swift: scene, rules, wire codec, delivery policies. No C, no I/O.
-        .target(name: "HappyCore"),
+        // Cross-module optimisation lets the server specialise and inline the core's
+        // generics (the broadcast log, queues, the JSON writer) on its hot paths.
+        .target(name: "HappyCore",
+                swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
 
         // Server-rendered frames: the only module that imports Cairo.
         .target(name: "HappyRender", dependencies: ["HappyCore", "CCairo", "CDeflate"]),

@@ -91,6 +91,15 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Writes a colour as the string `"#rrggbb"`.
+    public mutating func color(_ value: RGBColor) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        value.withHexDigits { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     /// Copies already-encoded JSON (a nested object, say) verbatim.
     public mutating func raw<C: Collection>(_ json: C) where C.Element == UInt8 {
         separate()

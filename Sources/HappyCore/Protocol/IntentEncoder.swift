@@ -16,7 +16,7 @@ public enum IntentEncoder {
             switch value {
             case .number(let number): w.number(number)
             case .boolean(let flag): w.bool(flag)
-            case .color(let color): w.string(color.hex)
+            case .color(let color): w.color(color)
             }
         }
         w.endObject()

@@ -181,8 +181,8 @@ public enum ServerMessageEncoder {
         w.key("heart")
         w.beginObject()
         w.key("rate"); w.number(scene.heart.rate)
-        w.key("fillColor"); w.string(scene.heart.fillColor.hex)
-        w.key("strokeColor"); w.string(scene.heart.strokeColor.hex)
+        w.key("fillColor"); w.color(scene.heart.fillColor)
+        w.key("strokeColor"); w.color(scene.heart.strokeColor)
         w.key("lineWidth"); w.number(scene.heart.lineWidth)
         w.endObject()
         w.key("dragon")
@@ -245,7 +245,7 @@ public enum ServerMessageEncoder {
         case .integer(let i): w.int(i)
         case .number(let d): w.number(d)
         case .bool(let b): w.bool(b)
-        case .color(let c): w.string(c.hex)
+        case .color(let c): w.color(c)
         }
     }
 }

@@ -32,13 +32,18 @@ public struct RGBColor: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// The colour as `#rrggbb` in lower case, as the wire writes it.
     public var hex: String {
-        let digits = Array("0123456789abcdef")
-        var out = "#"
-        for component in [red, green, blue] {
-            out.append(digits[Int(component >> 4)])
-            out.append(digits[Int(component & 0x0F)])
-        }
-        return out
+        withHexDigits { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Lends `#rrggbb` as UTF-8 bytes, without making a string (the encoders write a colour per event).
+    @inlinable
+    public func withHexDigits<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        // "0123456789abcdef" as the ASCII of each nibble.
+        func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+        let text: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (
+            UInt8(ascii: "#"), digit(red >> 4), digit(red & 0x0F), digit(green >> 4), digit(green & 0x0F),
+            digit(blue >> 4), digit(blue & 0x0F))
+        return try withUnsafeBytes(of: text) { try body($0.bindMemory(to: UInt8.self)) }
     }
 
     /// The same as `hex`.

@@ -1,7 +1,11 @@
 import HappyCore
 
 /// An intent applied to a room's working state, waiting for its record.
-struct PendingIntent {
+///
+/// A class: it passes through the pipeline, its batch and the commit
+/// machine's actions, and a reference is one retain where the value's
+/// dozen fields were a dozen.
+final class PendingIntent {
     let runtime: RoomRuntime
     let reply: ReplyTarget
     let intent: Intent
@@ -10,7 +14,18 @@ struct PendingIntent {
     /// The event, encoded once, when the intent changed something.
     let frame: OutboundFrame?
     /// The votes of a voted dragon event, kept to apply it again after a conflict.
-    var votes: VoteTally? = nil
+    let votes: VoteTally?
+
+    init(runtime: RoomRuntime, reply: ReplyTarget, intent: Intent, sender: Participant, applied: AppliedIntent,
+         frame: OutboundFrame?, votes: VoteTally? = nil) {
+        self.runtime = runtime
+        self.reply = reply
+        self.intent = intent
+        self.sender = sender
+        self.applied = applied
+        self.frame = frame
+        self.votes = votes
+    }
 }
 
 /// Group commit: the intents applied during one loop turn are recorded in one

@@ -25,13 +25,20 @@ final class Connection: Attachment {
     /// When it connected, for the operator API (milliseconds since 1970).
     let connectedAt: Int64
 
-    private var _membership: Membership
-    private var _keepalive: Keepalive
-    private var _seat = RoomSeat()
-    private var _intake: IntakeState
-    private var _output: WriteState
-    private var _commits = IntentTally()
-    private var _pointerPace: PointerPace
+    /// Who the client is and whether it is admitted: owned by `ConnectionRegistry`.
+    private(set) var membership: Membership
+    /// Whether the peer is alive: owned by `ConnectionRegistry`.
+    private(set) var keepalive: Keepalive
+    /// Its place in a room: owned by the room (`RoomRuntime`).
+    private(set) var seat = RoomSeat()
+    /// Reassembly, messages before the welcome, rate limits: owned by `MessageIntake`.
+    private(set) var intake: IntakeState
+    /// The write path (queue, cursor, close): owned by `Broadcaster`.
+    private(set) var output: WriteState
+    /// Intents waiting for the store: owned by `CommitCoordinator`.
+    private(set) var commits = IntentTally()
+    /// Pointer rate and skipped batches: owned by `PointerService`.
+    private(set) var pointerPace: PointerPace
 
     /// `idSuffix` keeps ids unique across the nodes of a cluster.
     init(transport: any ConnectionTransport, kind: Kind, serial: UInt64, idSuffix: String = "", peerAddress: String,
@@ -43,58 +50,45 @@ final class Connection: Attachment {
         self.usesExtensions = usesExtensions
         openedAt = now
         connectedAt = wallMilliseconds
-        _membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
-        _keepalive = Keepalive(now: now)
-        _intake = IntakeState(kind: kind, limits: limits, now: now, bytesRead: transport.bytesRead,
+        membership = Membership(participant: Participant(id: "c\(serial)\(idSuffix)", name: "guest-c\(serial)\(idSuffix)"))
+        keepalive = Keepalive(now: now)
+        intake = IntakeState(kind: kind, limits: limits, now: now, bytesRead: transport.bytesRead,
                               compressed: usesExtensions)
         // The echo endpoint must hold a whole echoed message (Autobahn sends up to 16 MiB).
-        _output = WriteState(outboxLimit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes, now: now)
-        _pointerPace = PointerPace(limits: limits, now: now)
+        output = WriteState(outboxLimit: kind == .echo ? 64 * 1024 * 1024 : limits.maxQueuedBytes, now: now)
+        pointerPace = PointerPace(limits: limits, now: now)
         super.init(isConnection: true)
     }
 
     // MARK: parts
 
-    /// Who the client is and whether it is admitted: owned by `ConnectionRegistry`.
-    var membership: Membership { _membership }
+    // Each part changes only through its owner's key.
     func modify<R>(_ key: Membership.Key, _ body: (inout Membership) throws -> R) rethrows -> R {
-        try body(&_membership)
+        try body(&membership)
     }
 
-    /// Whether the peer is alive: owned by `ConnectionRegistry`.
-    var keepalive: Keepalive { _keepalive }
     func modify<R>(_ key: Keepalive.Key, _ body: (inout Keepalive) throws -> R) rethrows -> R {
-        try body(&_keepalive)
+        try body(&keepalive)
     }
 
-    /// Its place in a room: owned by the room (`RoomRuntime`).
-    var seat: RoomSeat { _seat }
     func modify<R>(_ key: RoomSeat.Key, _ body: (inout RoomSeat) throws -> R) rethrows -> R {
-        try body(&_seat)
+        try body(&seat)
     }
 
-    /// Reassembly, messages before the welcome, rate limits: owned by `MessageIntake`.
-    var intake: IntakeState { _intake }
     func modify<R>(_ key: IntakeState.Key, _ body: (inout IntakeState) throws -> R) rethrows -> R {
-        try body(&_intake)
+        try body(&intake)
     }
 
-    /// The write path (queue, cursor, close): owned by `Broadcaster`.
-    var output: WriteState { _output }
     func modify<R>(_ key: WriteState.Key, _ body: (inout WriteState) throws -> R) rethrows -> R {
-        try body(&_output)
+        try body(&output)
     }
 
-    /// Intents waiting for the store: owned by `CommitCoordinator`.
-    var commits: IntentTally { _commits }
     func modify<R>(_ key: IntentTally.Key, _ body: (inout IntentTally) throws -> R) rethrows -> R {
-        try body(&_commits)
+        try body(&commits)
     }
 
-    /// Pointer rate and skipped batches: owned by `PointerService`.
-    var pointerPace: PointerPace { _pointerPace }
     func modify<R>(_ key: PointerPace.Key, _ body: (inout PointerPace) throws -> R) rethrows -> R {
-        try body(&_pointerPace)
+        try body(&pointerPace)
     }
 
     // MARK: read through

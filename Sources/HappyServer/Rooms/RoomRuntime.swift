@@ -29,14 +29,25 @@ final class RoomRuntime {
     private(set) var awaitingRemotePresence = false
     private var loadedButWaiting: Room<OutboundFrame>?
 
-    private var _room: Room<OutboundFrame>?
-    private var _log: BroadcastLog<OutboundFrame>
-    private var _commits = RoomCommitState()
-    private var _streams = RoomStreams()
-    private var _pointers = RoomPointers()
-    private var _crowd: RoomCrowd
-    private var _votes = RoomVotes()
-    private var _heldReplies = HeldReplies()
+    /// The core room once loaded (committed and working state, history, the
+    /// dragon's label): handed over by the load, then owned by the commit
+    /// path (`CommitCoordinator`, which lends it to `RoomCatchUp`).
+    private(set) var room: Room<OutboundFrame>?
+    /// The room's broadcasts (events, presence), written by every member
+    /// from its cursor: owned by `Broadcaster`.
+    private(set) var log: BroadcastLog<OutboundFrame>
+    /// Intents and the creation waiting for the store: owned by `CommitCoordinator`.
+    private(set) var commits = RoomCommitState()
+    /// Frame streams watching this room; they keep it in memory: owned by `FrameStreams`.
+    private(set) var streams = RoomStreams()
+    /// The members' live pointers (never events, never recorded): owned by `PointerService`.
+    private(set) var pointers = RoomPointers()
+    /// Delivery mode, load, and what waits for the next tick: owned by `CrowdDelivery`.
+    private(set) var crowd: RoomCrowd
+    /// The dragon votes of the current round: owned by `VoteCounter`.
+    private(set) var votes = RoomVotes()
+    /// Acks waiting for the room's next tick: owned by `Replies`.
+    private(set) var heldReplies = HeldReplies()
 
     /// `awaitsRemotePresence`: a cluster node welcomes nobody before it knows who is on the other nodes.
     /// `delivery`: how its events reach its clients to begin with, `tickMs` its tick then.
@@ -45,72 +56,53 @@ final class RoomRuntime {
          tickMs: Int = 50, room: Room<OutboundFrame>? = nil) {
         self.name = name
         touchedAt = now
-        _log = BroadcastLog(byteLimit: logBytes)
+        log = BroadcastLog(byteLimit: logBytes)
         awaitingRemotePresence = awaitsRemotePresence
-        _crowd = RoomCrowd(mode: delivery, tickMs: tickMs)
-        _room = room
+        crowd = RoomCrowd(mode: delivery, tickMs: tickMs)
+        self.room = room
     }
 
     // MARK: parts
 
-    /// The core room once loaded (committed and working state, history, the
-    /// dragon's label): handed over by the load, then owned by the commit
-    /// path (`CommitCoordinator`, which lends it to `RoomCatchUp`).
-    var room: Room<OutboundFrame>? { _room }
     /// Changes the loaded room in place; nil (and nothing done) while it is not loaded.
     @discardableResult
     func modify<R>(_ key: Room<OutboundFrame>.Key, _ body: (inout Room<OutboundFrame>) throws -> R) rethrows -> R? {
-        guard _room != nil else { return nil }
-        return try body(&_room!)
+        guard room != nil else { return nil }
+        return try body(&room!)
     }
 
-    /// The room's broadcasts (events, presence), written by every member
-    /// from its cursor: owned by `Broadcaster`.
-    var log: BroadcastLog<OutboundFrame> { _log }
     func modify<R>(_ key: BroadcastLog<OutboundFrame>.Key, _ body: (inout BroadcastLog<OutboundFrame>) throws -> R)
         rethrows -> R {
-        try body(&_log)
+        try body(&log)
     }
 
-    /// Intents and the creation waiting for the store: owned by `CommitCoordinator`.
-    var commits: RoomCommitState { _commits }
     func modify<R>(_ key: RoomCommitState.Key, _ body: (inout RoomCommitState) throws -> R) rethrows -> R {
-        try body(&_commits)
+        try body(&commits)
     }
 
-    /// Frame streams watching this room; they keep it in memory: owned by `FrameStreams`.
-    var streams: RoomStreams { _streams }
     func modify<R>(_ key: RoomStreams.Key, _ body: (inout RoomStreams) throws -> R) rethrows -> R {
-        try body(&_streams)
+        try body(&streams)
     }
 
-    /// The members' live pointers (never events, never recorded): owned by `PointerService`.
-    var pointers: RoomPointers { _pointers }
     func modify<R>(_ key: RoomPointers.Key, _ body: (inout RoomPointers) throws -> R) rethrows -> R {
-        try body(&_pointers)
+        try body(&pointers)
     }
 
-    /// Delivery mode, load, and what waits for the next tick: owned by `CrowdDelivery`.
-    var crowd: RoomCrowd { _crowd }
     func modify<R>(_ key: RoomCrowd.Key, _ body: (inout RoomCrowd) throws -> R) rethrows -> R {
-        try body(&_crowd)
+        try body(&crowd)
     }
 
-    /// The dragon votes of the current round: owned by `VoteCounter`.
-    var votes: RoomVotes { _votes }
     func modify<R>(_ key: RoomVotes.Key, _ body: (inout RoomVotes) throws -> R) rethrows -> R {
-        try body(&_votes)
+        try body(&votes)
     }
 
-    /// Acks waiting for the room's next tick: owned by `Replies`.
-    var heldReplies: HeldReplies { _heldReplies }
     func modify<R>(_ key: HeldReplies.Key, _ body: (inout HeldReplies) throws -> R) rethrows -> R {
-        try body(&_heldReplies)
+        try body(&heldReplies)
     }
 
     // MARK: read through
 
-    var isLoading: Bool { _room == nil && loadError == nil }
+    var isLoading: Bool { room == nil && loadError == nil }
     var isOccupied: Bool { !members.isEmpty || !observers.isEmpty || reservedSeats > 0 }
     /// Everyone here who gets the room's broadcasts.
     var listenerCount: Int { members.count + observers.count }
@@ -155,7 +147,7 @@ final class RoomRuntime {
     }
 
     private func finishLoading(_ room: Room<OutboundFrame>?, error: StoreError?) {
-        _room = room
+        self.room = room
         loadError = error
         let waiters = readyWaiters
         readyWaiters.removeAll()
