@@ -105,6 +105,10 @@ static inline void happy_event_loop_run_once(void *loop) {
     ev_run((struct ev_loop *)loop, EVRUN_ONCE);
 }
 
+static inline void happy_event_loop_run_nowait(void *loop) {
+    ev_run((struct ev_loop *)loop, EVRUN_NOWAIT);
+}
+
 static inline void happy_event_loop_destroy(void *loop) {
     ev_loop_destroy((struct ev_loop *)loop);
 }

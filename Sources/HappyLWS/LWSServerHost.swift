@@ -274,6 +274,14 @@ public final class LWSServerHost {
         return true
     }
 
+    /// One turn that runs what is ready now and never waits.
+    public func serviceWithoutWaiting() -> Bool {
+        guard !destroyed else { return false }
+        guard let (eventLoop, _) = route.loopNudge else { return lws_service(context.pointer, -1) >= 0 }
+        happy_event_loop_run_nowait(eventLoop)
+        return true
+    }
+
     /// Seconds the event loop waited for events since the last call: the
     /// service thread's idle time. Nil on lws's own poll() loop, which is
     /// not measured.

@@ -283,6 +283,9 @@ public final class HappyServer: @unchecked Sendable {
 
     // MARK: run
 
+    /// Further lws services a loop turn may take while reads wait in lws.
+    static let readAheadTurns = 4
+
     /// Serves until shut down. Call from the thread that called `start()`.
     public func run() {
         ServiceThread.claim()
@@ -292,6 +295,15 @@ public final class HappyServer: @unchecked Sendable {
             // to every client whose transport holds nothing back.
             let serving = broadcaster.writingAfter { () -> Bool in
                 guard host.service() else { return false }
+                // While messages come in, read on without waiting before the turn
+                // ends (lws reads rx_buffer_size bytes of a socket a turn): a fast
+                // sender's intents then share one commit and one write per client,
+                // as a larger buffer per connection would give.
+                var extraTurns = 0
+                while extraTurns < Self.readAheadTurns && intake.takeReceived() {
+                    guard host.serviceWithoutWaiting() else { return false }
+                    extraTurns += 1
+                }
                 // The wait ended this turn; the work since the last one did not wait.
                 if let waited = host.takeWaitedSeconds() { serviceLoad.waited(waited) }
                 afterServiceTurn()

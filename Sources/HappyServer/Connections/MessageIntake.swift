@@ -14,6 +14,8 @@ final class MessageIntake {
     private let logger: Logger
     private let clock: ServiceClock
     private let intakeKey = IntakeState.Key()
+    /// Whole messages received since `takeReceived()` last asked.
+    private var receivedSinceAsked = 0
 
     init(admission: IntentAdmission, router: IntentRouter, broadcaster: Broadcaster, pointers: PointerService,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -31,10 +33,17 @@ final class MessageIntake {
 
     /// One received chunk of a data frame. `final`: the last of its message;
     /// `frameEnds`: the last of its frame (by default, when `final`).
+    /// Whether a message came in since the last call (the loop reads on while they do).
+    func takeReceived() -> Bool {
+        defer { receivedSinceAsked = 0 }
+        return receivedSinceAsked > 0
+    }
+
     func receive(_ connection: Connection, _ chunk: UnsafeBufferPointer<UInt8>, binary: Bool, final: Bool,
                  frameEnds: Bool? = nil) {
         if connection.output.closeRequest != nil { return }
         connection.modify(intakeKey) { $0.wireReceived(chunk.count, frameEnds: frameEnds ?? final) }
+        if final { receivedSinceAsked &+= 1 }
         // The first message is always looked at, later ones at most once a second.
         if final && connection.intake.wire.isDue(now: clock.now(), every: Self.wireCheckSeconds) {
             guard checkWire(connection) else { return }
