@@ -284,7 +284,7 @@ public final class HappyServer: @unchecked Sendable {
     // MARK: run
 
     /// Further lws services a loop turn may take while reads wait in lws.
-    static let readAheadTurns = 4
+    static let readAheadTurns = 16
 
     /// Serves until shut down. Call from the thread that called `start()`.
     public func run() {

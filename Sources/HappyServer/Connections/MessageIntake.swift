@@ -43,7 +43,7 @@ final class MessageIntake {
                  frameEnds: Bool? = nil) {
         if connection.output.closeRequest != nil { return }
         connection.modify(intakeKey) { $0.wireReceived(chunk.count, frameEnds: frameEnds ?? final) }
-        if final { receivedSinceAsked &+= 1 }
+        receivedSinceAsked &+= 1
         // The first message is always looked at, later ones at most once a second.
         if final && connection.intake.wire.isDue(now: clock.now(), every: Self.wireCheckSeconds) {
             guard checkWire(connection) else { return }

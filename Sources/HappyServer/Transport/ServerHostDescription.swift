@@ -12,7 +12,7 @@ extension LWSServerDescription {
         let security = SecurityHeaders(tls: config.tls.isEnabled)
         self.init(
             host: config.host, port: config.port, vhostName: "happy",
-            protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 1024, txPacketSize: batch),
+            protocols: [LWSProtocol(name: "happy.v1", id: 0, rxBufferSize: 256, txPacketSize: batch),
                         LWSProtocol(name: "happy-http", id: 1, rxBufferSize: 0, txPacketSize: batch)],
             callbackMounts: mountPoints.map { ($0, "happy-http") },
             fileMount: ("/", webRoot, "index.html"),
