@@ -298,9 +298,10 @@ public final class HappyServer: @unchecked Sendable {
                 // While messages come in, read on without waiting before the turn
                 // ends (lws reads rx_buffer_size bytes of a socket a turn): a fast
                 // sender's intents then share one commit and one write per client,
-                // as a larger buffer per connection would give.
+                // as a larger buffer per connection would give. A timer that fired
+                // ends the turn: its work (pointer batches, ticks) is not held back.
                 var extraTurns = 0
-                while extraTurns < Self.readAheadTurns && intake.takeReceived() {
+                while extraTurns < Self.readAheadTurns && !timers.hasDue && intake.takeReceived() {
                     guard host.serviceWithoutWaiting() else { return false }
                     extraTurns += 1
                 }

@@ -7,6 +7,8 @@ protocol ServerTimerSource: TimerScheduling {
     func attach(_ context: LWSContextHandle)
     /// The timers that fired since the last call, each once.
     func takeDue() -> [ServerTimer]
+    /// A timer fired and waits for the end of the turn.
+    var hasDue: Bool { get }
     /// Before the loop goes.
     func cancelAll()
 }
@@ -52,6 +54,8 @@ final class LWSServerTimers: ServerTimerSource {
         defer { due.removeAll(keepingCapacity: true) }
         return due
     }
+
+    var hasDue: Bool { !due.isEmpty }
 
     func cancelAll() {
         for timer in timers.values { timer.cancel() }

@@ -31,6 +31,11 @@ final class ManualTimers: ServerTimerSource {
         return due
     }
 
+    var hasDue: Bool {
+        let now = time.monotonicSeconds
+        return dueTimes.values.contains { $0 <= now }
+    }
+
     func cancelAll() {
         dueTimes.removeAll()
     }
