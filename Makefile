@@ -195,18 +195,19 @@ bench-crowd: bootstrap-bench release
 	  --happybench "$$(ls -t bench/results/happybench-*.json 2>/dev/null | head -1)"
 
 # Crowds of 5000 and 10000 joining at concurrency 200, Happy with the protocol's presence (batched
-# past crowd.presenceBatchAbove) beside the C peer, which sends none: one compare.sh run. Delivery
+# past crowd.presenceBatchAbove) beside the C peer and uWebSockets.js (when node loads it), which
+# send none: one compare.sh run. Delivery
 # stays per event (crowd.mode each): the peers' load generator matches events by seq after the joins.
 bench-crowd-joins:
 	@[ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ] || { \
 	  echo "bench-crowd-joins: needs the peers' fan-out benchmark: make bench-crowd-joins PEER_BENCH=/path/to/bench"; exit 2; }
 	@[ -x .build/release/happyserver ] || { echo "bench-crowd-joins: no release server; run make release first"; exit 2; }
 	mkdir -p bench/results
-	@echo "== crowds joining with presence on (batched), beside the C peer"
+	@echo "== crowds joining with presence on (batched), beside the C peer and uWebSockets.js"
 	printf '%s\n' '{"webRoot": "$(CURDIR)/web", "persistence": {"enabled": false}, "log": {"level": "warn"}, "limits": {"intentsPerSecond": 1000000, "intentBurst": 1000000, "floodLimit": 1000000, "maxQueuedBytes": 67108864, "maxConnectionsPerAddress": 0, "maxClients": 20000}, "crowd": {"mode": "each"}}' > bench/results/peer-config-crowd.json
 	rm -f bench/results/peers-crowd-joins.jsonl
 	HAPPY_CMD='$(CURDIR)/.build/release/happyserver --config $(CURDIR)/bench/results/peer-config-crowd.json --port {port}' \
-	  $(PEER_BENCH)/compare.sh -n "5000 10000" -d 1 -p lws -o $(CURDIR)/bench/results/peers-crowd-joins.jsonl
+	  $(PEER_BENCH)/compare.sh -n "5000 10000" -d 1 -p "lws uws" -o $(CURDIR)/bench/results/peers-crowd-joins.jsonl
 
 # The live-pointer workloads alone (`make bench` runs them with the others).
 bench-pointers: bootstrap-bench release

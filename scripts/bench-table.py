@@ -256,6 +256,13 @@ def add_crowd_rows(a, bench, add, rows):
                 "%.2f", 1.0, against_c=True)
             add("crowd join N=%d: server CPU s, presence on" % n, happy.get("server", {}).get("cpu_s_connect"),
                 lws.get("server", {}).get("cpu_s_connect"), "%.2f", against_c=True)
+        # Server CPU per joining client beside uWebSockets.js, the figure the load generator's own
+        # saturation does not distort (its wall time does).
+        uws = crowd_joins.get(("uws", n), {})
+        happy_cpu, uws_cpu = happy.get("server", {}).get("cpu_s_connect"), uws.get("server", {}).get("cpu_s_connect")
+        if positive(happy_cpu) and positive(uws_cpu):
+            add("crowd join N=%d: server CPU µs per joining client, presence on (uWS %.0f, x uWS %.2f)"
+                % (n, uws_cpu * 1e6 / n, happy_cpu / uws_cpu), happy_cpu * 1e6 / n, None, "%.0f")
 
 
 def print_rows(a, header, rows):
