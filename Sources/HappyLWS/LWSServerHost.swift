@@ -274,11 +274,12 @@ public final class LWSServerHost {
         return true
     }
 
-    /// One turn that runs what is ready now and never waits.
+    /// One turn that runs what is ready now and never waits. On lws's own
+    /// poll() loop, which has no such turn, it does nothing. False when the
+    /// host is gone.
     public func serviceWithoutWaiting() -> Bool {
         guard !destroyed else { return false }
-        guard let (eventLoop, _) = route.loopNudge else { return lws_service(context.pointer, -1) >= 0 }
-        happy_event_loop_run_nowait(eventLoop)
+        if let (eventLoop, _) = route.loopNudge { happy_event_loop_run_nowait(eventLoop) }
         return true
     }
 
