@@ -283,7 +283,7 @@ public final class HappyServer: @unchecked Sendable {
 
     // MARK: run
 
-    /// Further lws services a loop turn may take while reads wait in lws.
+    /// Further lws services a loop turn may take while messages keep coming in.
     static let readAheadTurns = 16
 
     /// Serves until shut down. Call from the thread that called `start()`.

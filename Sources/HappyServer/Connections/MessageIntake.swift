@@ -14,7 +14,7 @@ final class MessageIntake {
     private let logger: Logger
     private let clock: ServiceClock
     private let intakeKey = IntakeState.Key()
-    /// Whole messages received since `takeReceived()` last asked.
+    /// Message chunks received since `takeReceived()` last asked.
     private var receivedSinceAsked = 0
 
     init(admission: IntentAdmission, router: IntentRouter, broadcaster: Broadcaster, pointers: PointerService,

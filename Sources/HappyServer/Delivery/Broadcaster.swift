@@ -366,6 +366,7 @@ final class Broadcaster {
     private func writeQueued(_ connection: Connection) -> Bool {
         guard let first = nextFrame(of: connection) else { return true }
         let transport = connection.transport
+        metrics.writesOut += 1
         if connection.usesExtensions || connection.kind == .echo {
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength

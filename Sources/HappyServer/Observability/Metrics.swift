@@ -22,6 +22,8 @@ final class Metrics {
     var voteRounds = 0
     var bytesOut = 0
     var messagesOut = 0
+    /// Socket writes that carried them: a client's pending messages leave together.
+    var writesOut = 0
     var outboxDrops = 0
     var resyncs = 0
     var rateLimited = 0

@@ -60,6 +60,8 @@ enum MetricsRenderer {
         single("happy_events_total", "counter", "Events broadcast.", metrics.events)
         single("happy_messages_out_total", "counter", "WebSocket messages written.", metrics.messagesOut)
         single("happy_bytes_out_total", "counter", "WebSocket bytes written.", metrics.bytesOut)
+        single("happy_writes_out_total", "counter", "Socket writes carrying WebSocket messages (several per write when a client has several waiting).",
+               metrics.writesOut)
         single("happy_outbox_drops_total", "counter", "Broadcasts given up for clients too far behind (replaced by a resync).", metrics.outboxDrops)
         single("happy_resyncs_total", "counter", "Resyncs written to clients that fell behind or whose room jumped ahead.", metrics.resyncs)
         single("happy_rate_limited_total", "counter", "Messages refused by the rate limit.", metrics.rateLimited)
