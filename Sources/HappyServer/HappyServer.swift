@@ -297,8 +297,8 @@ public final class HappyServer: @unchecked Sendable {
                 guard host.service() else { return false }
                 // While messages come in, read on without waiting before the turn
                 // ends (lws reads rx_buffer_size bytes of a socket a turn): a fast
-                // sender's intents then share one commit and one write per client,
-                // as a larger buffer per connection would give. A timer that fired
+                // sender's intents then share one write per client (and one group
+                // commit), as a larger buffer per connection would give. A timer that fired
                 // ends the turn: its work (pointer batches, ticks) is not held back.
                 var extraTurns = 0
                 while extraTurns < Self.readAheadTurns && !timers.hasDue && intake.takeReceived() {
