@@ -19,7 +19,11 @@ final class ReplyBackpressureTests: XCTestCase {
         // own queue passes `maxQueuedBytes` and it must pause reading.
         let client = try RawWebSocket(port: server.port, target: "/ws?name=burst", timeout: 20, receiveBuffer: 4096)
         XCTAssertTrue(client.upgraded, client.handshake)
-        let count = 1200
+        // The server reads a burst in few loop turns, so its events outgrow the
+        // 16 KiB log at once and the client is resynced instead: the acks alone
+        // (about 60 bytes each) must outgrow the socket buffers (the server's
+        // 64 KiB send buffer, doubled by the kernel, and the client's 4 KiB).
+        let count = 4000
         let sender = Thread {
             for index in 0..<count {
                 guard (try? client.send(text: #"{"type":"intent","id":"b\#(index)","action":"dragon.toggleHidden"}"#)) != nil
