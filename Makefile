@@ -196,8 +196,8 @@ bench-crowd: bootstrap-bench release
 
 # Crowds of 5000 and 10000 joining at concurrency 200, Happy with the protocol's presence (batched
 # past crowd.presenceBatchAbove) beside the C peer and uWebSockets.js (when node loads it), which
-# send none: one compare.sh run. Delivery
-# stays per event (crowd.mode each): the peers' load generator matches events by seq after the joins.
+# send none: one compare.sh run. Delivery stays per event (crowd.mode each): the peers' load
+# generator matches events by seq after the joins.
 bench-crowd-joins:
 	@[ -n "$(PEER_BENCH)" ] && [ -x "$(PEER_BENCH)/compare.sh" ] || { \
 	  echo "bench-crowd-joins: needs the peers' fan-out benchmark: make bench-crowd-joins PEER_BENCH=/path/to/bench"; exit 2; }

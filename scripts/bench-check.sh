@@ -110,7 +110,7 @@ python3 - "$results" "$noise_floor" "$((SECONDS - started))" "$baseline" <<'EOF'
 import json, sys
 
 path, floor, elapsed, baseline = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
-label = {"uws": "uWS", "lws": "C"}[baseline]
+label, named = {"uws": ("uWS", "uWS"), "lws": ("C", "the C peer")}[baseline]
 runs = {}
 for line in open(path):
     try:
@@ -165,8 +165,7 @@ for n, key, name, target, higher in checks:
         name, ratio, " ".join("%.2f" % r for r in ratios), ">=" if higher else "<=", target, noise, verdict))
     if verdict == "FAIL":
         print("bench-check: %s is %.2fx %s, past its target %s %.2fx by %.2f, more than the noise %.2f" % (
-            name, ratio, "uWS" if baseline == "uws" else "the C peer", ">=" if higher else "<=", target, past,
-            noise), file=sys.stderr)
+            name, ratio, named, ">=" if higher else "<=", target, past, noise), file=sys.stderr)
 sys.exit(1 if failed else 2 if unmeasured else 0)
 EOF
 status=$?

@@ -120,8 +120,6 @@ public final class LWSServerHost {
     private let route: LWSCallbackRoute
     private let storage: LWSContextStorage
     private var destroyed = false
-    /// The epoll loop's waits are measured (`takeWaitedSeconds`).
-    private var measuresWaits = false
     private let vhost: OpaquePointer
     private let listenSocket: LWSListenSocket?
     private let servesTLS: Bool
@@ -182,7 +180,6 @@ public final class LWSServerHost {
             happy_loop_nudge_start(eventLoop, storage.loopNudge, pointer)
             happy_loop_wait_start(eventLoop, storage.loopWait)
             route.loopNudge = (eventLoop, storage.loopNudge)
-            measuresWaits = true
         }
 
         var vhostInfo = lws_context_creation_info()
@@ -287,7 +284,7 @@ public final class LWSServerHost {
     /// service thread's idle time. Nil on lws's own poll() loop, which is
     /// not measured.
     public func takeWaitedSeconds() -> Double? {
-        guard measuresWaits, !destroyed else { return nil }
+        guard route.loopNudge != nil, !destroyed else { return nil }
         return happy_loop_wait_take(storage.loopWait)
     }
 

@@ -294,17 +294,7 @@ public final class HappyServer: @unchecked Sendable {
             // What a turn queues is written at its end, coalesced per client,
             // to every client whose transport holds nothing back.
             let serving = broadcaster.writingAfter { () -> Bool in
-                guard host.service() else { return false }
-                // While messages come in, read on without waiting before the turn
-                // ends (lws reads rx_buffer_size bytes of a socket a turn): a fast
-                // sender's intents then share one write per client (and one group
-                // commit), as a larger buffer per connection would give. A timer that fired
-                // ends the turn: its work (pointer batches, ticks) is not held back.
-                var extraTurns = 0
-                while extraTurns < Self.readAheadTurns && !timers.hasDue && intake.takeReceived() {
-                    guard host.serviceWithoutWaiting() else { return false }
-                    extraTurns += 1
-                }
+                guard host.service(), readOn(host) else { return false }
                 // The wait ended this turn; the work since the last one did not wait.
                 if let waited = host.takeWaitedSeconds() { serviceLoad.waited(waited) }
                 afterServiceTurn()
@@ -313,6 +303,21 @@ public final class HappyServer: @unchecked Sendable {
             if !serving { break }
         }
         teardown()
+    }
+
+    /// While messages come in, reads on without waiting before the turn ends
+    /// (lws reads rx_buffer_size bytes of a socket a turn): a fast sender's
+    /// intents then share one write per client (and one group commit), as a
+    /// larger buffer per connection would give. A timer that fired ends the
+    /// turn, so its work (pointer batches, ticks) is not held back. False
+    /// when lws failed.
+    private func readOn(_ host: LWSServerHost) -> Bool {
+        var extraTurns = 0
+        while extraTurns < Self.readAheadTurns && !timers.hasDue && intake.takeReceived() {
+            guard host.serviceWithoutWaiting() else { return false }
+            extraTurns += 1
+        }
+        return true
     }
 
     /// Asks the server to stop; safe from any thread.

@@ -14,8 +14,8 @@ final class MessageIntake {
     private let logger: Logger
     private let clock: ServiceClock
     private let intakeKey = IntakeState.Key()
-    /// Message chunks received since `takeReceived()` last asked.
-    private var receivedSinceAsked = 0
+    /// A message chunk came in since `takeReceived()` last asked.
+    private var receivedSinceAsked = false
 
     init(admission: IntentAdmission, router: IntentRouter, broadcaster: Broadcaster, pointers: PointerService,
          metrics: Metrics, logger: Logger, clock: ServiceClock) {
@@ -31,19 +31,19 @@ final class MessageIntake {
     /// Seconds between two looks at a client's socket count at its messages' ends.
     static let wireCheckSeconds = 1.0
 
-    /// One received chunk of a data frame. `final`: the last of its message;
-    /// `frameEnds`: the last of its frame (by default, when `final`).
     /// Whether a message came in since the last call (the loop reads on while they do).
     func takeReceived() -> Bool {
-        defer { receivedSinceAsked = 0 }
-        return receivedSinceAsked > 0
+        defer { receivedSinceAsked = false }
+        return receivedSinceAsked
     }
 
+    /// One received chunk of a data frame. `final`: the last of its message;
+    /// `frameEnds`: the last of its frame (by default, when `final`).
     func receive(_ connection: Connection, _ chunk: UnsafeBufferPointer<UInt8>, binary: Bool, final: Bool,
                  frameEnds: Bool? = nil) {
         if connection.output.closeRequest != nil { return }
         connection.modify(intakeKey) { $0.wireReceived(chunk.count, frameEnds: frameEnds ?? final) }
-        receivedSinceAsked &+= 1
+        receivedSinceAsked = true
         // The first message is always looked at, later ones at most once a second.
         if final && connection.intake.wire.isDue(now: clock.now(), every: Self.wireCheckSeconds) {
             guard checkWire(connection) else { return }
