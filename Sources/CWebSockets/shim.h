@@ -15,6 +15,7 @@
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <errno.h>
 #include <ev.h>
 
 /* Headroom lws needs in front of every payload passed to lws_write(). */
@@ -60,6 +61,24 @@ static inline long happy_raise_fd_limit(void) {
  * which also turns off its autotuning. Returns 0 on success. */
 static inline int happy_set_send_buffer(int fd, int bytes) {
     return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
+/* Writes bytes that are already whole WebSocket frames straight to a
+ * plaintext socket, without lws's write path, for a caller that knows lws
+ * holds none of the connection's output. What the socket does not take now
+ * goes to lws, which keeps it and sends it on POLLOUT before any writable
+ * callback, so the order of the bytes holds. Returns 1 when the socket took
+ * every byte, 0 when lws keeps some, -1 when the connection failed. */
+static inline int happy_write_socket_first(struct lws *wsi, int fd, unsigned char *buf, size_t len) {
+    ssize_t sent = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent == (ssize_t)len)
+        return 1;
+    if (sent < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
+            return -1;
+        sent = 0;
+    }
+    return lws_write(wsi, buf + sent, len - (size_t)sent, LWS_WRITE_HTTP) < 0 ? -1 : 0;
 }
 
 /* Bytes the application has read from a TCP socket so far: what arrived in

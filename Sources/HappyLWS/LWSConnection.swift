@@ -53,6 +53,25 @@ public struct LWSConnection: Hashable {
         return Int(lws_write(wsi, payload, count, lws_write_protocol(rawValue: UInt32(flags))))
     }
 
+    /// Writes `count` bytes that are already whole WebSocket frames to the
+    /// plaintext socket `socket` (this connection's `socketDescriptor`)
+    /// itself, the way lws would but without its write path; whatever the
+    /// socket does not take now lws keeps and sends first (`.held`). Only
+    /// while `hasBufferedOutput` is false (in a writable callback, or after
+    /// checking), and never under TLS.
+    @inlinable @inline(__always)
+    public func writeToSocketFirst(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, socket: Int32) -> SocketWrite {
+        switch happy_write_socket_first(wsi, socket, bytes, count) {
+        case 1: .sent
+        case 0: .held
+        default: .failed
+        }
+    }
+
+    /// The connection runs over TLS: its bytes go through lws's TLS layer.
+    @inlinable
+    public var isTLS: Bool { lws_is_ssl(wsi) != 0 }
+
     /// lws still holds bytes of an earlier write that the socket did not
     /// take; it sends them on the next POLLOUT before any writable callback.
     @inlinable
@@ -134,6 +153,16 @@ public struct LWSConnection: Hashable {
     public func setSendBuffer(bytes: Int32) -> Bool {
         happy_set_send_buffer(lws_get_socket_fd(wsi), bytes) == 0
     }
+}
+
+/// What became of the bytes of `LWSConnection.writeToSocketFirst`.
+public enum SocketWrite: Sendable, Hashable {
+    /// The socket took every byte.
+    case sent
+    /// lws keeps the rest and sends it on POLLOUT, before any writable callback.
+    case held
+    /// The connection failed and must be closed.
+    case failed
 }
 
 /// How `LWSConnection.write` frames its bytes.

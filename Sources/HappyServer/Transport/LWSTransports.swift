@@ -4,6 +4,14 @@ import HappyLWS
 /// A WebSocket connection's transport on an lws connection.
 struct LWSConnectionTransport: ConnectionTransport {
     let connection: LWSConnection
+    /// The plaintext socket pre-framed bytes are written to directly, or -1
+    /// under TLS, where every byte goes through lws.
+    private let directSocket: Int32
+
+    init(connection: LWSConnection) {
+        self.connection = connection
+        directSocket = connection.isTLS ? -1 : connection.socketDescriptor
+    }
 
     @inline(__always)
     func requestWritable() {
@@ -11,15 +19,26 @@ struct LWSConnectionTransport: ConnectionTransport {
     }
 
     @inline(__always)
-    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool {
+    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> TransportWriteOutcome {
         let mode: WriteMode
         switch kind {
-        case .preframed: mode = .raw
+        case .preframed:
+            // The server writes only while lws holds nothing of the
+            // connection (hasBufferedOutput), so the socket comes first.
+            if directSocket >= 0 {
+                switch connection.writeToSocketFirst(bytes, count: count, socket: directSocket) {
+                case .sent: return .sent
+                case .held: return .held
+                case .failed: return .failed
+                }
+            }
+            mode = .raw
         case .text: mode = .text
         case .binary: mode = .binary
         case .ping: mode = .ping
         }
-        return connection.write(bytes, count: count, mode: mode) >= 0
+        guard connection.write(bytes, count: count, mode: mode) >= 0 else { return .failed }
+        return connection.hasBufferedOutput ? .held : .sent
     }
 
     @inline(__always)
