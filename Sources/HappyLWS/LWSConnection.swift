@@ -56,16 +56,14 @@ public struct LWSConnection: Hashable {
     /// Writes `count` bytes that are already whole WebSocket frames to the
     /// plaintext socket `socket` (this connection's `socketDescriptor`)
     /// itself, the way lws would but without its write path; whatever the
-    /// socket does not take now lws keeps and sends first (`.held`). Only
-    /// while `hasBufferedOutput` is false (in a writable callback, or after
-    /// checking), and never under TLS.
+    /// socket does not take now lws keeps and sends first. Only while
+    /// `hasBufferedOutput` is false (in a writable callback, or after
+    /// checking: lws also writes pongs and close answers of its own, and
+    /// keeps what of them the socket did not take), and never under TLS.
+    /// False when the connection failed and must be closed.
     @inlinable @inline(__always)
-    public func writeToSocketFirst(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, socket: Int32) -> SocketWrite {
-        switch happy_write_socket_first(wsi, socket, bytes, count) {
-        case 1: .sent
-        case 0: .held
-        default: .failed
-        }
+    public func writeToSocketFirst(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, socket: Int32) -> Bool {
+        happy_write_socket_first(wsi, socket, bytes, count) >= 0
     }
 
     /// The connection runs over TLS: its bytes go through lws's TLS layer.
@@ -153,16 +151,6 @@ public struct LWSConnection: Hashable {
     public func setSendBuffer(bytes: Int32) -> Bool {
         happy_set_send_buffer(lws_get_socket_fd(wsi), bytes) == 0
     }
-}
-
-/// What became of the bytes of `LWSConnection.writeToSocketFirst`.
-public enum SocketWrite: Sendable, Hashable {
-    /// The socket took every byte.
-    case sent
-    /// lws keeps the rest and sends it on POLLOUT, before any writable callback.
-    case held
-    /// The connection failed and must be closed.
-    case failed
 }
 
 /// How `LWSConnection.write` frames its bytes.

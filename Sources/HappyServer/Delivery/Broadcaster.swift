@@ -75,33 +75,15 @@ final class Broadcaster {
         for connection in flushing {
             connection.modify(outputKey) { $0.deferredWriteTaken() }
             guard !connection.isClosed, !connection.output.writableRequested else { continue }
-            if connection.output.closing == .open, !connection.output.pingDue, !transportHolds(connection) {
+            // Asked every time, not only after a write of ours that the socket
+            // did not take: lws writes pongs of its own and keeps their rest.
+            if connection.output.closing == .open, !connection.output.pingDue, !connection.transport.hasBufferedOutput {
                 if !writeable(connection) { connection.kill() }
             } else {
                 requestWritable(connection, now: now)
             }
         }
         flushing.removeAll(keepingCapacity: true)
-    }
-
-    /// Bytes of an earlier write still wait in the transport. Only a write
-    /// that was `.held` makes it worth asking (it touches the transport's own
-    /// state, a cache miss a client at the scale of a crowd).
-    @inline(__always)
-    private func transportHolds(_ connection: Connection) -> Bool {
-        guard connection.output.transportMayHold else { return false }
-        if connection.transport.hasBufferedOutput { return true }
-        connection.modify(outputKey) { $0.transportDrained() }
-        return false
-    }
-
-    /// Writes through the connection's transport and records whether it kept
-    /// bytes back; false when the connection failed.
-    @inline(__always)
-    private func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite,
-                       to connection: Connection) -> Bool {
-        let outcome = connection.transport.write(bytes, count: count, as: kind)
-        return connection.modify(outputKey) { $0.wrote(outcome) }
     }
 
     /// Asks the transport for a writable callback unless one is already on
@@ -262,7 +244,7 @@ final class Broadcaster {
             // lws 4.1 reports no pong for an empty ping, so the ping carries a payload.
             let payload = Self.pingPayload
             scratch.start.update(from: payload, count: payload.count)
-            guard write(scratch.start, count: payload.count, as: .ping, to: connection) else {
+            guard connection.transport.write(scratch.start, count: payload.count, as: .ping) else {
                 return false
             }
         } else if !writeQueued(connection) {
@@ -288,7 +270,7 @@ final class Broadcaster {
         let frame = CloseFrame.frame(code: close.code, reason: close.reason)
         let start = scratch.start
         start.update(from: frame, count: frame.count)
-        guard write(start, count: frame.count, as: .preframed, to: connection) else { return false }
+        guard connection.transport.write(start, count: frame.count, as: .preframed) else { return false }
         connection.modify(outputKey) { $0.closeFrameWritten() }
         if close.stopReading {
             // Nothing more is read from it: the connection ends once the frame is out.
@@ -385,18 +367,18 @@ final class Broadcaster {
     /// not take.
     private func writeQueued(_ connection: Connection) -> Bool {
         guard let first = nextFrame(of: connection) else { return true }
+        let transport = connection.transport
         metrics.writesOut += 1
         if connection.usesExtensions || connection.kind == .echo {
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength
-            return write(first.payloadStart, count: first.payloadLength, as: first.isBinary ? .binary : .text,
-                         to: connection)
+            return transport.write(first.payloadStart, count: first.payloadLength, as: first.isBinary ? .binary : .text)
         }
         let room = Self.writeBatchBytes - first.frameLength
         guard room > 0, !isCaughtUp(connection), let second = nextFrame(of: connection, space: room) else {
             metrics.messagesOut += 1
             metrics.bytesOut += first.frameLength
-            return write(first.frameBytes, count: first.frameLength, as: .preframed, to: connection)
+            return transport.write(first.frameBytes, count: first.frameLength, as: .preframed)
         }
         let base = scratch.start
         base.update(from: first.frameBytes, count: first.frameLength)
@@ -411,7 +393,7 @@ final class Broadcaster {
         }
         metrics.messagesOut += count
         metrics.bytesOut += used
-        return write(base, count: used, as: .preframed, to: connection)
+        return transport.write(base, count: used, as: .preframed)
     }
 }
 

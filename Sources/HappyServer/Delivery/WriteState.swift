@@ -52,9 +52,6 @@ struct WriteState {
     private(set) var writeDeferred = false
     /// A keepalive ping is to be written at the next writable callback.
     private(set) var pingDue = false
-    /// A write left bytes in the transport, which may still hold some: ask
-    /// it before writing outside a writable callback.
-    private(set) var transportMayHold = false
     private(set) var closing = Closing.open
     private(set) var reading = Reading.flowing
     /// Resyncs written to this client (the operator API shows them).
@@ -87,22 +84,6 @@ struct WriteState {
 
     mutating func deferredWriteTaken() {
         writeDeferred = false
-    }
-
-    /// Records what a write's bytes became; false when the connection failed.
-    mutating func wrote(_ outcome: TransportWriteOutcome) -> Bool {
-        switch outcome {
-        case .sent: return true
-        case .held:
-            transportMayHold = true
-            return true
-        case .failed: return false
-        }
-    }
-
-    /// The transport said it holds nothing any more.
-    mutating func transportDrained() {
-        transportMayHold = false
     }
 
     /// A writable callback (or the turn-end write) runs.

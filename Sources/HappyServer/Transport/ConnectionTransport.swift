@@ -10,16 +10,6 @@ enum TransportWrite {
     case ping
 }
 
-/// What became of the bytes of one `ConnectionTransport.write`.
-enum TransportWriteOutcome {
-    /// The socket took every byte.
-    case sent
-    /// The transport keeps some of them, to send before anything written later.
-    case held
-    /// The connection failed and must be closed.
-    case failed
-}
-
 /// Kernel send buffer of every long-lived connection (WebSocket clients and
 /// frame streams). Linux would otherwise grow it to megabytes (`tcp_wmem`),
 /// hiding a slow reader's backlog from the server's own queues, where
@@ -33,12 +23,10 @@ protocol ConnectionTransport {
     /// Asks for one writable callback (the write path then runs).
     func requestWritable()
     /// Writes `count` bytes (with the transport's headroom before `bytes`
-    /// for `.text`, `.binary` and `.ping`); `.held` when the transport keeps
-    /// some of them for later.
-    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> TransportWriteOutcome
+    /// for `.text`, `.binary` and `.ping`); false when the connection failed.
+    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool
     /// Bytes of an earlier write still wait in the transport: a write now
     /// would have to queue behind them, so only the writable callback writes.
-    /// Asked only after a write was `.held`.
     var hasBufferedOutput: Bool { get }
     /// Stops reading the peer's messages (TCP backpressure) until `resumeReading`.
     func pauseReading()

@@ -19,26 +19,19 @@ struct LWSConnectionTransport: ConnectionTransport {
     }
 
     @inline(__always)
-    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> TransportWriteOutcome {
+    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool {
         let mode: WriteMode
         switch kind {
         case .preframed:
             // The server writes only while lws holds nothing of the
             // connection (hasBufferedOutput), so the socket comes first.
-            if directSocket >= 0 {
-                switch connection.writeToSocketFirst(bytes, count: count, socket: directSocket) {
-                case .sent: return .sent
-                case .held: return .held
-                case .failed: return .failed
-                }
-            }
+            if directSocket >= 0 { return connection.writeToSocketFirst(bytes, count: count, socket: directSocket) }
             mode = .raw
         case .text: mode = .text
         case .binary: mode = .binary
         case .ping: mode = .ping
         }
-        guard connection.write(bytes, count: count, mode: mode) >= 0 else { return .failed }
-        return connection.hasBufferedOutput ? .held : .sent
+        return connection.write(bytes, count: count, mode: mode) >= 0
     }
 
     @inline(__always)

@@ -86,8 +86,7 @@ final class FakeConnectionTransport: ConnectionTransport {
     private(set) var malformedWrites = 0
     /// Makes every write fail, as a broken connection's would.
     var failWrites = false
-    /// Pretends the socket takes nothing more: writes are `.held`, and
-    /// the transport says it still holds bytes.
+    /// Pretends an earlier write is still partly buffered.
     var bufferedOutput = false
     /// What the socket reports having carried; nil: it gives no count (the wire checks stand aside).
     var bytesRead: Int64?
@@ -103,8 +102,8 @@ final class FakeConnectionTransport: ConnectionTransport {
         writablePending = true
     }
 
-    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> TransportWriteOutcome {
-        guard !failWrites else { return .failed }
+    func write(_ bytes: UnsafeMutablePointer<UInt8>, count: Int, as kind: TransportWrite) -> Bool {
+        guard !failWrites else { return false }
         let copy = Array(UnsafeBufferPointer(start: bytes, count: count))
         let frames: [WebSocketFrame]
         switch kind {
@@ -120,7 +119,7 @@ final class FakeConnectionTransport: ConnectionTransport {
         case .ping: frames = [WebSocketFrame(opcode: WebSocketFrame.ping, payload: copy)]
         }
         writes.append(Write(kind: kind, bytes: copy, frames: frames))
-        return bufferedOutput ? .held : .sent
+        return true
     }
 
     func pauseReading() {
