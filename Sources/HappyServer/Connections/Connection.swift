@@ -14,6 +14,9 @@ final class Connection: Attachment {
         case echo
     }
 
+    /// About the size of the object, its parts inline (for cache hints).
+    static let approximateBytes = 640
+
     let transport: any ConnectionTransport
     let kind: Kind
     let serial: UInt64

@@ -1,4 +1,5 @@
 import HappyCore
+import HappyLWS
 
 /// The WebSocket write path. A room's broadcasts are appended once to its
 /// log and every member writes them from its own cursor; private messages
@@ -72,7 +73,12 @@ final class Broadcaster {
     private func writeDeferred() {
         swap(&deferred, &flushing)
         let now = clock.now()
-        for connection in flushing {
+        let count = flushing.count
+        for index in 0..<count {
+            // A write is mostly the kernel's; what the loop itself waited for
+            // was memory: the next client's object is fetched while this send runs.
+            if index + 1 < count { CacheHint.prefetch(flushing[index + 1], bytes: Connection.approximateBytes) }
+            let connection = flushing[index]
             connection.modify(outputKey) { $0.deferredWriteTaken() }
             guard !connection.isClosed, !connection.output.writableRequested else { continue }
             // Asked every time, not only after a write of ours that the socket
