@@ -127,7 +127,7 @@ test: bootstrap-test
 	@for target in $(TEST_TARGETS); do \
 	  HAPPY_TEST_COUNTS=.build/test-counts scripts/swift-test.sh $$target $(SWIFT_BUILD_FLAGS) || exit 1; \
 	done
-	scripts/chaos/chaos.sh --server $$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver --seconds 60 --min-failovers 1 --slow-links nodes
+	scripts/chaos/chaos.sh --server $$(swift build --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver --seconds 60 --min-failovers 1 --slow-links nodes --primary-pause-min 8
 	scripts/upgrade-check.sh $(SWIFT_BUILD_FLAGS)
 	$(MAKE) --no-print-directory chaos-rolling-run CHAOS_SERVER=$$(swift build -c release --show-bin-path $(SWIFT_BUILD_FLAGS))/happyserver
 	scripts/check-gates.sh $(SWIFT_BUILD_FLAGS)

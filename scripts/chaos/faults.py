@@ -60,10 +60,12 @@ class Schedule:
     """Every kind once per round, in a seeded random order, so short runs see all of them;
     with Sentinel, each round opens with a failover, so even a short run has one."""
 
-    def __init__(self, rng, node_count, kinds=None, sentinel=False, slow_links="any"):
+    def __init__(self, rng, node_count, kinds=None, sentinel=False, slow_links="any", primary_pause_min=3.0):
         self.rng, self.node_count, self.sentinel = rng, node_count, sentinel
         # "nodes": slow links only on the nodes' side, never Redis's (see docs/chaos.md, a slow primary).
         self.slow_links = slow_links
+        # A paused primary that comes back while Sentinel promotes is a slow primary too.
+        self.primary_pause_min = primary_pause_min
         self.kinds = kinds or (SENTINEL_TYPES if sentinel else FAULT_TYPES)
         self.round = []
 
@@ -93,6 +95,8 @@ class Schedule:
         else:
             target = node
         duration = self.rng.uniform(3.0, 6.0)
+        if kind == "redis-pause" and self.sentinel:
+            duration = self.rng.uniform(max(3.0, self.primary_pause_min), max(6.0, self.primary_pause_min + 3.0))
         fault = Fault(kind, target, duration)
         fault.pick = self.rng.random()   # which replica or sentinel, among those there are then
         return fault

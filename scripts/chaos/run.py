@@ -74,7 +74,7 @@ class Run:
 
         kinds = args.faults.split(",") if args.faults else None
         schedule = faults.Schedule(self.rng, len(self.cluster.nodes), kinds, sentinel=self.cluster.sentinel,
-                                   slow_links=args.slow_links)
+                                   slow_links=args.slow_links, primary_pause_min=args.primary_pause_min)
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
             self.one_fault(schedule.next())
@@ -358,6 +358,10 @@ def main():
     parser.add_argument("--slow-links", choices=["any", "nodes"], default="any",
                         help="where slow-link faults go: any link (default), or the nodes' links only, never "
                              "Redis's (a slow primary can lose acked intents to Sentinel: docs/chaos.md)")
+    parser.add_argument("--primary-pause-min", type=float, default=3.0,
+                        help="shortest pause of the primary, in seconds (default 3, like every fault); 8 lets "
+                             "Sentinel finish its failover first (a primary back mid-failover is a slow one: "
+                             "docs/chaos.md)")
     parser.add_argument("--min-failovers", type=int, default=0,
                         help="a violation unless at least this many failovers happened (Sentinel)")
     parser.add_argument("--restart-pause-bounds", metavar="MEDIAN_MS,P99_MS",
