@@ -67,12 +67,12 @@ static inline int happy_set_send_buffer(int fd, int bytes) {
  * plaintext socket, without lws's write path, for a caller that knows lws
  * holds none of the connection's output. What the socket does not take now
  * goes to lws, which keeps it and sends it on POLLOUT before any writable
- * callback, so the order of the bytes holds. Returns 1 when the socket took
- * every byte, 0 when lws keeps some, -1 when the connection failed. */
+ * callback, so the order of the bytes holds. Returns 0, or -1 when the
+ * connection failed. */
 static inline int happy_write_socket_first(struct lws *wsi, int fd, unsigned char *buf, size_t len) {
     ssize_t sent = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent == (ssize_t)len)
-        return 1;
+        return 0;
     if (sent < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENOBUFS)
             return -1;

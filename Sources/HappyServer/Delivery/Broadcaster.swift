@@ -81,8 +81,8 @@ final class Broadcaster {
             let connection = flushing[index]
             connection.modify(outputKey) { $0.deferredWriteTaken() }
             guard !connection.isClosed, !connection.output.writableRequested else { continue }
-            // Asked every time, not only after a write of ours that the socket
-            // did not take: lws writes pongs of its own and keeps their rest.
+            // lws also writes pongs of its own and keeps what the socket did
+            // not take of them, so it is asked before every write from here.
             if connection.output.closing == .open, !connection.output.pingDue, !connection.transport.hasBufferedOutput {
                 if !writeable(connection) { connection.kill() }
             } else {
