@@ -147,17 +147,16 @@ public struct LWSCallback {
 
     static func addressText(_ storage: sockaddr_storage) -> String {
         var copy = storage
-        var buffer = [CChar](repeating: 0, count: 64)
-        withUnsafeBytes(of: &copy) { raw in
-            if storage.ss_family == sa_family_t(AF_INET6) {
-                var address = raw.load(as: sockaddr_in6.self).sin6_addr
-                _ = inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count))
-            } else {
+        return withUnsafeBytes(of: &copy) { raw in
+            LWSConnection.text(capacity: 64) { buffer, capacity in
+                if storage.ss_family == sa_family_t(AF_INET6) {
+                    var address = raw.load(as: sockaddr_in6.self).sin6_addr
+                    return inet_ntop(AF_INET6, &address, buffer, socklen_t(capacity)) != nil
+                }
                 var address = raw.load(as: sockaddr_in.self).sin_addr
-                _ = inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
-            }
+                return inet_ntop(AF_INET, &address, buffer, socklen_t(capacity)) != nil
+            } ?? ""
         }
-        return LWSConnection.string(buffer)
     }
 }
 

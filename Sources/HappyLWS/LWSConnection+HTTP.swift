@@ -83,17 +83,32 @@ public struct HTTPHeaderWriter {
 
     /// A header lws has a token for.
     public mutating func add(_ header: LWSHeader, _ value: String) -> Bool {
-        var bytes = Array(value.utf8)
+        var value = value
         let (wsi, end) = (connection.wsi, end)
-        return advance { lws_add_http_header_by_token(wsi, header.token, &bytes, Int32(bytes.count), $0, end) }
+        return value.withUTF8 { bytes in
+            advance { lws_add_http_header_by_token(wsi, header.token, bytes.baseAddress, Int32(bytes.count), $0, end) }
+        }
     }
 
     /// Any header, by name (sent in lower case).
+    /// Every handshake's answer takes some: the name and value are passed
+    /// from temporary storage, not copied to the heap.
     public mutating func add(name: String, value: String) -> Bool {
-        var bytes = Array(value.utf8)
-        let key = name.lowercased() + ":"
+        var value = value
         let (wsi, end) = (connection.wsi, end)
-        return advance { lws_add_http_header_by_name(wsi, key, &bytes, Int32(bytes.count), $0, end) }
+        // lws wants "name:" NUL-terminated; header names are ASCII tokens.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.utf8.count + 2) { key in
+            var index = 0
+            for byte in name.utf8 {
+                key[index] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+                index += 1
+            }
+            key[index] = UInt8(ascii: ":")
+            key[index + 1] = 0
+            return value.withUTF8 { bytes in
+                advance { lws_add_http_header_by_name(wsi, key.baseAddress, bytes.baseAddress, Int32(bytes.count), $0, end) }
+            }
+        }
     }
 
     /// Ends the header block (response headers only; a client handshake's

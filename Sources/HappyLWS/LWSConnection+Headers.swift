@@ -63,9 +63,7 @@ extension LWSConnection {
     public func header(_ header: LWSHeader) -> String? {
         let length = headerLength(header)
         guard length > 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), header.token) >= 0 else { return nil }
-        return Self.string(buffer)
+        return Self.text(capacity: length + 1) { lws_hdr_copy(wsi, $0, $1, header.token) >= 0 }
     }
 
     /// Each line of a header that came more than once, in order (lws joins
@@ -75,9 +73,9 @@ extension LWSConnection {
         var index: Int32 = 0
         while true {
             let length = Int(lws_hdr_fragment_length(wsi, header.token, index))
-            var buffer = [CChar](repeating: 0, count: length + 1)
-            guard lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), header.token, index) >= 0 else { break }
-            lines.append(Self.string(buffer))
+            let line = Self.text(capacity: length + 1) { lws_hdr_copy_fragment(wsi, $0, $1, header.token, index) >= 0 }
+            guard let line else { break }
+            lines.append(line)
             index += 1
         }
         return lines
@@ -89,9 +87,7 @@ extension LWSConnection {
         let keyLength = Int32(key.utf8.count)
         let length = Int(lws_hdr_custom_length(wsi, key, keyLength))
         guard length > 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: length + 1)
-        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, keyLength) >= 0 else { return nil }
-        return Self.string(buffer)
+        return Self.text(capacity: length + 1) { lws_hdr_custom_copy(wsi, $0, $1, key, keyLength) >= 0 }
     }
 
     /// The query arguments, already URL-decoded by lws; the first of a name
@@ -99,6 +95,7 @@ extension LWSConnection {
     /// whole, however long.
     public func queryArguments() -> [String: String] {
         var arguments: [String: String] = [:]
+        arguments.reserveCapacity(4)
         var index: Int32 = 0
         while true {
             // Sized per fragment: a fixed buffer would silently end the list at a long argument.
@@ -138,14 +135,23 @@ extension LWSConnection {
 
     /// The peer's numeric address (`127.0.0.1`, `::1`), or `?` when unknown.
     public var peerAddress: String {
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard lws_get_peer_simple(wsi, &buffer, buffer.count) != nil else { return "?" }
-        return Self.string(buffer)
+        Self.text(capacity: 64) { lws_get_peer_simple(wsi, $0, Int($1)) != nil } ?? "?"
     }
 
-    /// The text of a NUL-terminated buffer, invalid UTF-8 repaired.
-    static func string(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// The text a C function writes into a zeroed buffer of `capacity` bytes,
+    /// up to its first NUL, invalid UTF-8 repaired; nil when `fill` fails.
+    /// The buffer is temporary (on the stack when small): a handshake reads
+    /// several headers, and an array and its copy for each left holes in the
+    /// heap between the connection's long-lived blocks.
+    static func text(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> Bool) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer -> String? in
+            guard let base = buffer.baseAddress else { return nil }
+            buffer.initialize(repeating: 0)
+            guard fill(base, Int32(capacity)) else { return nil }
+            let bytes = UnsafeRawBufferPointer(buffer).bindMemory(to: UInt8.self)
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0) ?? bytes.endIndex)]),
+                          as: UTF8.self)
+        }
     }
 }
 
