@@ -29,6 +29,17 @@ public enum LWSProcess {
         happy_ignore_sigpipe()
     }
 
+    /// Sets the soft descriptor limit to `wanted`, or to the hard limit when
+    /// that is lower; returns the limit in force (negative when it cannot be
+    /// read). lws sizes its descriptor tables by this limit when a context is
+    /// created, and the Debian build checks the whole table each time a
+    /// connection closes: a server asks for what it needs, not for the most
+    /// the system allows (a million in many containers).
+    @discardableResult
+    public static func setDescriptorLimit(_ wanted: Int) -> Int {
+        Int(happy_set_fd_limit(wanted))
+    }
+
     /// Raises the soft descriptor limit to the hard limit; returns the new
     /// soft limit (negative when it cannot be read).
     @discardableResult

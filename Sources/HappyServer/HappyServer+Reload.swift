@@ -18,6 +18,7 @@ extension HappyServer {
         case .success(let config):
             read = config
         }
+        let old = config
         let fixed = Self.fixedKeysChanged(from: config, to: read)
         let next = Self.keepingFixedKeys(of: config, in: read)
         for key in fixed {
@@ -25,6 +26,12 @@ extension HappyServer {
                         ["key": key])
         }
         apply(next)
+        if next.limits.maxClients > old.limits.maxClients, descriptorLimit > 0,
+           next.limits.descriptorsNeeded > descriptorLimit {
+            logger.warn("limits.maxClients \(next.limits.maxClients) wants about \(next.limits.descriptorsNeeded) "
+                + "descriptors, but this process was started with \(descriptorLimit); restart or upgrade it "
+                + "to take up more (and raise LimitNOFILE if that is the cap)", ["key": "limits.maxClients"])
+        }
         logger.lifecycle("configuration reloaded", ["unchanged": fixed.isEmpty ? "none" : fixed.joined(separator: ",")])
         for warning in ExposureWarnings.check(next) { logger.warn(warning) }
     }

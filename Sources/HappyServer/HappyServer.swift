@@ -37,6 +37,8 @@ public final class HappyServer: @unchecked Sendable {
     var upgrade: (handover: ProcessHandover, phase: UpgradePhase, deadline: Double)?
     /// The listening socket, owned here so that an upgrade can pass it on.
     private var listenSocket: LWSListenSocket?
+    /// The descriptors this process may hold, set at start for `limits.maxClients`.
+    private(set) var descriptorLimit = 0
     /// Clients are closed with this when the server stops (1012 when another takes over).
     var closing = (code: WebSocketCloseCode.goingAway, reason: "server shutting down")
 
@@ -236,7 +238,7 @@ public final class HappyServer: @unchecked Sendable {
     public func start(inheritedListener: Int32? = nil) throws(ServerError) {
         LWSProcess.ignoreBrokenPipeSignal()
         LWSProcess.mapLargeAllocations()
-        let fdLimit = LWSProcess.raiseDescriptorLimit()
+        descriptorLimit = LWSProcess.setDescriptorLimit(config.limits.descriptorsNeeded)
         let listenSocket: LWSListenSocket
         do throws(LWSListenError) {
             if let inheritedListener {
@@ -267,7 +269,7 @@ public final class HappyServer: @unchecked Sendable {
         signals.install(posting: inbox)
         let scheme = config.tls.isEnabled ? "https" : "http"
         logger.lifecycle("listening", ["url": "\(scheme)://\(config.host):\(boundPort)/", "port": "\(boundPort)",
-                                       "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(fdLimit)"])
+                                       "store": store.kind, "webRoot": config.webRoot, "fdLimit": "\(descriptorLimit)"])
         for warning in ExposureWarnings.check(config) { logger.warn(warning) }
     }
 

@@ -38,6 +38,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.scene.dragonSize, 100)
         XCTAssertEqual(c.scene.step, 10)
         XCTAssertEqual(c.limits.maxClients, 10000)
+        XCTAssertEqual(c.limits.descriptorsNeeded, 31024, "three per client and 1024 more (LimitNOFILE 32768 fits)")
         XCTAssertEqual(c.limits.maxRooms, 1000)
         XCTAssertEqual(c.limits.maxMessageBytes, 4096)
         XCTAssertEqual(c.limits.intentsPerSecond, 60)

@@ -51,6 +51,16 @@ final class ReloadAndUpgradeTests: XCTestCase {
         withExtendedLifetime((alice, carol)) {}
     }
 
+    func testSIGHUPRaisingMaxClientsPastTheDescriptorsOfTheProcessSaysSo() throws {
+        let server = try ServerProcess(["limits": ["maxClients": 10]])
+        try rewrite(server, ["limits": ["maxClients": 1_000_000]])
+        kill(server.pid, SIGHUP)
+        let log = try logOnceItHas(server, ["configuration reloaded"])
+        XCTAssertTrue(log.contains("limits.maxClients 1000000 wants about 3001024 descriptors"), log)
+        XCTAssertTrue(log.contains("restart or upgrade"), log)
+        XCTAssertEqual(try HTTP.get("\(server.httpBase)/healthz").status, 200)
+    }
+
     func testSIGHUPAddingAWebhookStartsItsDeliveriesWithoutDroppingAnyone() throws {
         let receiver = try WebhookReceiver(secret: "hook-secret")
         let server = try ServerProcess()

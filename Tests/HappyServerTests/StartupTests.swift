@@ -89,6 +89,23 @@ final class StartupTests: XCTestCase {
         XCTAssertTrue(notJSON.stderr.contains("JSON"), notJSON.stderr)
     }
 
+    /// The descriptor limit follows `limits.maxClients` (three per client and a reserve), not
+    /// the most the system allows: lws's tables, which it checks whole at every close, are sized by it.
+    func testTheDescriptorLimitIsSizedForMaxClients() throws {
+        var own = rlimit()
+        XCTAssertEqual(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &own), 0)
+        let expected = min(Int(own.rlim_max), 3 * 100 + 1024)
+        let server = try ServerProcess(["limits": ["maxClients": 100]])
+        let limits = try String(contentsOfFile: "/proc/\(server.pid)/limits", encoding: .utf8)
+        let line = try XCTUnwrap(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let soft = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.flatMap { Int($0) }
+        XCTAssertEqual(soft, expected, String(line))
+        XCTAssertTrue(server.logText.contains("fdLimit=\(expected)"), server.logText)
+        let (alice, _) = try TestClient.join(server, name: "alice")
+        withExtendedLifetime(alice) {}
+        XCTAssertEqual(server.stop(), 0)
+    }
+
     func testPortZeroOnTheCommandLineLogsTheRealPort() throws {
         // The config's port is taken; --port 0 overrides it with a free one.
         let blocker = try ServerProcess()

@@ -129,6 +129,16 @@ public struct HappyConfig: Equatable, Sendable {
         public var roomsPerAddress = 50
         /// Frame streams (`/stream/`) one client address may hold open (`limits.streamsPerAddress`, default 8).
         public var streamsPerAddress = 8
+
+        /// Descriptors the server asks for: one per WebSocket and as many again for frame
+        /// streams (both capped by `maxClients`) and for HTTP requests and keep-alives, and a
+        /// reserve for the store's files, Redis and webhook connections.
+        public var descriptorsNeeded: Int {
+            min(maxClients, Int.max / 4) * 3 + Self.reservedDescriptors
+        }
+
+        /// Descriptors beyond the clients' (`descriptorsNeeded`).
+        public static let reservedDescriptors = 1024
     }
 
     /// The `persistence` keys: recording rooms in SQLite under `dataDir`.
