@@ -45,7 +45,6 @@ static inline void happy_map_allocations_from(int bytes) { mallopt(M_MMAP_THRESH
 
 static inline void happy_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 
-/* Raise the soft descriptor limit to the hard limit; returns the new soft limit. */
 /* Sets the soft descriptor limit to `wanted`, or to the hard limit when that
  * is lower (raising or lowering it); returns the soft limit in force, -1 when
  * it cannot be read. */
@@ -56,17 +55,6 @@ static inline long happy_set_fd_limit(long wanted) {
     if (rl.rlim_max != RLIM_INFINITY && target > rl.rlim_max) target = rl.rlim_max;
     if (target != rl.rlim_cur) {
         rl.rlim_cur = target;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
-    }
-    return (long)rl.rlim_cur;
-}
-
-static inline long happy_raise_fd_limit(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
         getrlimit(RLIMIT_NOFILE, &rl);
     }

@@ -90,9 +90,8 @@ public struct HTTPHeaderWriter {
         }
     }
 
-    /// Any header, by name (sent in lower case).
-    /// Every handshake's answer takes some: the name and value are passed
-    /// from temporary storage, not copied to the heap.
+    /// Any header, by name (sent in lower case). Every handshake's answer
+    /// takes some, so name and value go to lws without heap copies.
     public mutating func add(name: String, value: String) -> Bool {
         var value = value
         let (wsi, end) = (connection.wsi, end)

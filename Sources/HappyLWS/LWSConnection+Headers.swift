@@ -141,8 +141,7 @@ extension LWSConnection {
     /// The text a C function writes into a zeroed buffer of `capacity` bytes,
     /// up to its first NUL, invalid UTF-8 repaired; nil when `fill` fails.
     /// The buffer is temporary (on the stack when small): a handshake reads
-    /// several headers, and an array and its copy for each left holes in the
-    /// heap between the connection's long-lived blocks.
+    /// several headers, and the String is the only heap block each takes.
     static func text(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> Bool) -> String? {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buffer -> String? in
             guard let base = buffer.baseAddress else { return nil }

@@ -44,7 +44,7 @@ public enum LWSProcess {
     /// soft limit (negative when it cannot be read).
     @discardableResult
     public static func raiseDescriptorLimit() -> Int {
-        Int(happy_raise_fd_limit())
+        setDescriptorLimit(Int.max)
     }
 
     /// Hands freed heap memory back to the kernel (after a burst of connections).

@@ -19,8 +19,8 @@ extension HappyServer {
             read = config
         }
         let old = config
-        let fixed = Self.fixedKeysChanged(from: config, to: read)
-        let next = Self.keepingFixedKeys(of: config, in: read)
+        let fixed = Self.fixedKeysChanged(from: old, to: read)
+        let next = Self.keepingFixedKeys(of: old, in: read)
         for key in fixed {
             logger.warn("\(key) cannot change while the server runs; it keeps its old value until a restart or an upgrade",
                         ["key": key])
