@@ -138,7 +138,7 @@ public struct HappyConfig: Equatable, Sendable {
         }
 
         /// Descriptors beyond the clients' (`descriptorsNeeded`).
-        public static let reservedDescriptors = 1024
+        static let reservedDescriptors = 1024
     }
 
     /// The `persistence` keys: recording rooms in SQLite under `dataDir`.
